@@ -35,6 +35,7 @@ KEEP = 16  # signs kept (the first ones); later ones are only counted
 LATEST = 4  # of those only counted, the latest kept apart (`Signs.latest`)
 MAX_TRACEBACKS = 200  # tracebacks read frame by frame; later ones are only counted
 TRACEBACK_LINES = 400  # lines after a "Traceback" header searched for its frames and exception
+SHOWN_KEPT = 16384  # rows of tracebacks' source displays remembered (past this, they are read as any line)
 QUOTED_KEPT = 4096  # quoted source lines remembered (a long log repeats its tracebacks; past this, they are read as any line)
 
 TRACEBACK = "Traceback (most recent call last)"
@@ -63,6 +64,9 @@ BARE_EXCEPTION = re.compile(r"(?:Error|Exception|Interrupt|Exit|Iteration|Warnin
 # rich's traceback: "╭──── Traceback (most recent call last) ────╮", "│ /path/train.py:773 in <module> │", "╰───╯"
 BOX_TOP = "╭┌"
 BOX_BOTTOM = "╰└"
+BOX_SIDE = "│┃"
+# better_exceptions and loguru mark under a frame's source line the value of each name it used: "│     └ 42"
+VALUE_MARKS = "│└"
 # (a Windows path may hold spaces: "│ C:\\SD Kohya\\kohya_ss\\train_network.py:873 in <module>")
 RICH_FRAME = re.compile(r"^[│|]\s*(?P<path>(?:[A-Za-z]:\\[^:│]*?|\S+)\.py):(?P<line>\d+) in(?: (?P<func>\S+)|\s*$)")
 # rich's mark of the line a frame was running ("│ ❱ 873 │   train(args)"): a frame's excerpt, where the
@@ -402,6 +406,12 @@ class Signs:
         # (source, line) of the source lines tracebacks quote under their frames: code, never a message the patterns read
         # (`x = f()  # RuntimeError: CUDA out of memory here` is what the program ran, not what it printed)
         self.quoted: set[tuple[str, int]] = set()
+        # (source, line) of the rows of a traceback's source display (rich's box: `│   125 │   exc_map = {..., OSError:
+        # ReadError}  │`; IPython's numbered lines; loguru's value marks `└ 42`), once the exception line it ends in is read:
+        # that line is the failure, the rows are code and values (heldout21w MRBXCD/project_2026_1: httpcore's source was
+        # read as an OSError). A display cut before its exception keeps its rows readable: the running frame's code is all
+        # the log has of the failure then (dev5 text-generation-inference#3005's assert message).
+        self.shown: set[tuple[str, int]] = set()
         self.warned_frames_at: dict[Optional[int], int] = {}  # rank -> line of a warning's C++ backtrace
         self.explained_at: dict[Optional[int], int] = {}  # rank -> the last line a pattern explained
         self.ignored_at: dict[Optional[int], int] = {}  # rank -> line of its last "Exception ignored in"
@@ -628,6 +638,7 @@ class Signs:
         boxed = head.text[:1] in BOX_TOP  # rich draws the frames in a box; the exception line follows it
         running: Optional[tuple[int, LogLine]] = None  # the first of rich's marks of a frame's running line in the box
         ipython = IPYTHON_HEADER.match(head.text) is not None  # IPython's frames and its numbered source lines
+        display: list[int] = []  # the lines of its source display (rich's box rows, IPython's numbered lines)
         self.covered[(source, head.rank)] = line + len(after)  # its frames are not read again as a traceback of their own
         for i, nxt in enumerate(after):
             for seg in segments(nxt):
@@ -639,6 +650,8 @@ class Signs:
                 if not text or CARETS.match(text):
                     continue
                 if boxed:
+                    if text[:1] in BOX_SIDE:
+                        display.append(line + 1 + i)
                     rm = RICH_FRAME.match(text)
                     if rm:
                         frames.append(Frame(rm.group("path"), int(rm.group("line")), rm.group("func") or ""))
@@ -654,8 +667,13 @@ class Signs:
                     frame = ipython_frame(text, frames)
                     if frame is not None:
                         frames.append(frame)
+                    if frame is None and (text[:1] == "-" or text[:1].isdigit()):
+                        display.append(line + 1 + i)  # a numbered source line IPython shows under the frame
                     if frame is not None or text[:1] in "-[" or text[:1].isdigit():
                         continue  # a frame, or the source lines IPython prints under it
+                if text[:1] in VALUE_MARKS:
+                    display.append(line + 1 + i)  # better_exceptions' (loguru's) marks of the values a frame's line used
+                    continue
                 if text.startswith(TRACEBACK):
                     self.covered[(source, head.rank)] = line + i
                     self.cut_traceback(head, raw, line, source, frames)  # a header without an exception line
@@ -672,6 +690,7 @@ class Signs:
                 cls = em.group("cls")
                 message = em.group("message") or ""
                 self.covered[(source, head.rank)] = line + 1 + i
+                self.shown.update((source, at) for at in display[: max(0, SHOWN_KEPT - len(self.shown))])
                 if NOT_FAILURES.match(text) or cls in ("SystemExit",) and message.strip() in ("", "0", "None"):
                     return
                 chained = self.chained_cause(after[i + 1 : i + 4])
@@ -769,6 +788,10 @@ class Signs:
     def is_quoted_source(self, source: str, line: int) -> bool:
         """The line is the source line a traceback read already quotes under one of its frames."""
         return (source, line) in self.quoted
+
+    def is_shown(self, source: str, line: int) -> bool:
+        """The line is a row of the source display of a traceback read already, whose exception line the log shows."""
+        return (source, line) in self.shown
 
     def in_traceback(self, source: str, line: int) -> bool:
         """The line is one of a traceback read already (its frames and their source lines), on any rank of `source`."""

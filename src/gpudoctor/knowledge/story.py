@@ -165,6 +165,22 @@ EARLY_WHY = ("It timed out at SeqNum {seq}, one of the job's first collectives: 
 EARLY_FIX = ("rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET and check on every node the interface (NET/Socket, "
              "NCCL_SOCKET_IFNAME) and the transport (NET/IB, P2P) each rank picked; nccl-tests' all_reduce_perf across the same "
              "nodes shows whether the link works without the job (NCCL_P2P_DISABLE=1 and NCCL_IB_DISABLE=1 tell which transport hangs)")
+# NCCL's connection closed by the other end while the ranks connect (its bootstrap, patterns/nccl.py `peer_closed`), with no
+# rank seen ending: a peer that died while joining, or a connection that was no rank's (a port scan, a health check) closing
+# before NCCL's handshake, which NCCL before 2.27.3 takes as a failure (heldout21 NVIDIA/nccl#1612: the answer asserted that
+# another rank crashed). What was seen and what decides it, never a dead peer the log does not show.
+BOOTSTRAP_LOSS_TITLE = ("NCCL's bootstrap failed: the other end closed a connection to this rank while the ranks connected; no rank "
+                        "is seen ending: the log does not decide why")
+BOOTSTRAP_LOSS_WHY = ("Seen: while the ranks connected to one another at start (NCCL's bootstrap, before the communicator exists), "
+                      "the other end closed a connection to this rank, and no rank is seen ending in this log. Two causes print this "
+                      "line: a rank that died while joining (its own output shows its error, its exit status is not 0), or a "
+                      "connection that was no rank's, a port scanner, a health check or a load balancer that connected to the "
+                      "bootstrap port and hung up before NCCL's handshake, which NCCL before 2.27.3 takes as a failure "
+                      "(NVIDIA/nccl#1612).")
+BOOTSTRAP_LOSS_FIX = ("read the other ranks' output and exit status at that moment: a rank that failed first is the cause, fix that; "
+                      "if every other rank was alive: python -c 'import torch; print(torch.cuda.nccl.version())' and use NCCL 2.27.3 "
+                      "or later (pip install -U nvidia-nccl-cu12), or keep probes off the nodes' ports (NCCL_SOCKET_IFNAME=an "
+                      "interface only the job's nodes reach)")
 SAMPLES = 4  # evidence lines kept per pattern (first ones, distinct ranks first)
 EVIDENCE_CHARS = 300
 
@@ -397,6 +413,8 @@ class Diagnosis:
                 msg = glued  # the exception glued to the source line is read as its own line
             else:
                 self.signs.see(msg, raw, line, source, following)
+                if self.signs.is_shown(source, line):
+                    continue  # a row of a traceback's source display (rich's box, IPython's numbered lines): code, not output
             person = bare(msg, raw)
             text, found = msg.text, self.matches(msg.text)
             if not found and (read := carried(msg.text)) is not None:
@@ -1152,6 +1170,8 @@ class Diagnosis:
                 out["frame"] = frame.short()
         if short_timeout(head) is not None:
             out["timeout_ms"] = short_timeout(head)  # the timeout it shows is the cause: no other rank's
+        elif head.pattern.role == CONSEQUENCE and bootstrap_loss(head):
+            out["stage"] = "bootstrap"  # lost while the ranks connect, no cause in the log: no rank's output is known to hold it
         elif head.pattern.role == CONSEQUENCE and (earlier := self.spoken_before(head.first.line)):
             out["lead"] = f"line {earlier[0][0]}"  # a line before it speaks of an error: the header points there
         block = self.seen.get("torchrun-root-cause")
@@ -1354,6 +1374,9 @@ class Diagnosis:
                 fix = f"{fix.split(';')[0]}; when the log holds none: {launcher_only.launcher_step(self.launcher)}"
             if p.id in ("launcher-child-exit", "slurm-task-failed"):
                 why = exit_said(seen) + why  # what the status it names most often means
+        elif role == CONSEQUENCE and not causes_known and bootstrap_loss(seen):
+            # lost while the ranks connect, and no rank seen ending: a peer that died is one reading, a stray connection another
+            title, why, fix = BOOTSTRAP_LOSS_TITLE, BOOTSTRAP_LOSS_WHY, BOOTSTRAP_LOSS_FIX
         elif role == CONSEQUENCE and not causes_known:
             title = f"{title} (its cause is not in this log: look at the other ranks' output)"
         elif role == HARMLESS:
@@ -1564,6 +1587,11 @@ ONLY_EXITED = ("exit", "exitcode", "childfailed", "elastic", "elasticnofile", "m
 # after the lead, for a report whose process gpudoctor cannot name: the rest of its output
 ALSO_EVERY_RANK = ("if it is not the cause, each rank's whole output is: diagnose every rank's log (torchrun --tee 3 --log-dir DIR, "
                    "srun --output=%t.log) or the run folder")
+
+
+def bootstrap_loss(seen: Seen) -> bool:
+    """NCCL's connection closed by the other end while the ranks connected (BOOTSTRAP_LOSS_WHY)."""
+    return seen.pattern.id == "nccl-peer-closed" and seen.first.fields.get("stage") == "bootstrap"
 
 
 def short_timeout(seen: Seen) -> Optional[int]:

@@ -595,8 +595,10 @@ def header(report: Report) -> Optional[str]:
     where = f"{root['source']}:{root['line']}" if root.get("source") and root.get("line") else (f"line {root['line']}" if root.get("line") else root.get("error_file") or root.get("where") or "")
     # a consequence that names no failing rank (no Root Cause block, no dump signal) is only
     # where the trouble first showed: the rank that printed it is a victim, not the culprit
-    victim = root.get("role") == "consequence" and not root.get("reported_by") and root.get("timeout_ms") is None
+    victim = root.get("role") == "consequence" and not root.get("reported_by") and root.get("timeout_ms") is None and not root.get("stage")
     lead = "first sign of the failure (its cause is in another rank's output): " if victim else "first failure: "
+    if root.get("stage") == "bootstrap":  # lost while the ranks connect, no rank seen ending (knowledge/story.py BOOTSTRAP_LOSS_WHY)
+        lead = "first sign of the failure (no rank is seen ending: the log does not decide its cause): "
     if victim and root.get("lead"):  # a line before it speaks of an error: never deny it
         lead = f"first sign of the failure (read {root['lead']} first: it speaks of an error before it): "
     return lead + " ".join(who + ([f"— {what}"] if what and who else [what] if what else [])) + (f" ({where})" if where else "")

@@ -28,6 +28,19 @@ def last_error(m, context):
     return out
 
 
+# The trace of return codes NCCL prints under its warning names the files the failure went through: one through
+# bootstrap.cc failed while the ranks were connecting, before the communicator existed (NVIDIA/nccl#1612).
+BOOTSTRAP_TRACE = re.compile(r"\bbootstrap\.cc:\d+(?: -> \d+| NCCL WARN)")
+
+
+def peer_closed(m, context):
+    """The lost connection's stage: "bootstrap" when the warning or the trace under it is in NCCL's bootstrap."""
+    out = groups(m, context)
+    if BOOTSTRAP_TRACE.search(m.string) or any(BOOTSTRAP_TRACE.search(line) for line in context):
+        out["stage"] = "bootstrap"
+    return out
+
+
 PATTERNS = [
     pattern(
         "nccl-shm-segment",
@@ -322,17 +335,22 @@ PATTERNS = [
         # NCCL before 2.12 did not name the peer: "Call to recv failed : Connection reset by peer"
         r"Connection closed by remote peer|Call to recv (?:from \S+ )?failed ?: (?:Broken pipe|Connection reset by peer)|socketProgress\w*: .*(?:Connection reset by peer|Broken pipe)",
         ("remote peer", "Call to recv", "socketProgress"),
-        why="""The other end of an NCCL connection went away: that rank crashed, was killed (OOM killer,
-        scheduler), or its node dropped off the network. This rank only reports the loss.""",
-        fix="find the first rank that failed (the earliest error in the other ranks' logs) and fix that",
+        why="""The other end of an NCCL connection closed or reset it: either the process there ended (it
+        crashed, or the OOM killer or the scheduler killed it) or the connection itself was cut (its node dropped off
+        the network). This rank only reports the loss: the other ranks' output and exit status decide which.""",
+        fix="find the first rank that failed (the earliest error in the other ranks' logs, an exit status that is not 0) and fix that; if none failed, the network between them: rerun with NCCL_DEBUG=INFO NCCL_DEBUG_SUBSYS=INIT,NET to see the interface and the peer of each connection",
         examples=[
             ("a100-st-p4d24xlarge-22:183006:183181 [1] misc/socket.cc:538 NCCL WARN Net : Connection closed by remote peer a100-st-p4d24xlarge-22.pcluster<47861>", "NVIDIA/nccl#795"),
             ("a100-st-p4d24xlarge-22:183006:183220 [1] misc/socket.cc:518 NCCL WARN Net : Call to recv from 10.200.84.247<58355> failed : Broken pipe", "NVIDIA/nccl#795"),
             ("node0:13571:13600 [0] NCCL WARN socketProgress: Connection closed by remote peer node2<42830>", "NVIDIA/nccl#1232"),
             ("Genc-A100-VM:36759:36970 [0] include/socket.h:421 NCCL WARN Call to recv failed : Connection reset by peer", "huggingface/accelerate#609 (the IB transport's proxy thread)"),
+            ("[0] misc/socket.cc:71 NCCL WARN socketProgress: Connection closed by remote peer 10.10.1.3<36138>",
+             "NVIDIA/nccl#1612 (at NCCL's bootstrap: a connection that closed before NCCL's handshake, fatal before NCCL 2.27.3)"),
         ],
         not_examples=["node0:13571:13600 [0] NCCL INFO Call to connect returned Connection refused, retrying"],
         after=("*",),
+        context_after=8,
+        fields=peer_closed,
     ),
     pattern(
         "nccl-remote-error",
