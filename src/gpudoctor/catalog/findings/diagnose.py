@@ -546,16 +546,16 @@ LOG_SAID_GPU_UNUSED = FindingKind(
     when="exit 1: the thread's title says the job does not use the GPU, and no line of the log shows a failure or an end",
     area=AREA,
     emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a paste (a thread's title)",
-    summary="""A pasted thread's title says the job runs without its GPU ("# GPU usage is 0", "# Unable to use GPU", "#
+    summary="""A pasted thread's title says the job runs without the GPU it should ("# GPU usage is 0", "# Unable to use GPU", "#
 Running successfully but not on my GPU", "# Horovod only uses Single GPU"), and the log beside it shows no failure, no
 end, and no line that says where the job runs (a framework's `GPU available: True, used: False` is `gpus-left-unused`;
 an idle GPU in a pasted nvidia-smi table is `gpu-not-used`). The title is the reporter's words, so it is a warning that
 says what decides it. A title that asks ("is it normal?") is not a statement of it, and an error the log shows stays
 the answer.""",
     evidence="`said`: the title, with its line.",
-    title="the reporter says the job does not use the GPU (line {line}: {said}); no line of the log shows why",
-    why="A job leaves its GPU idle when it runs on the CPU (a torch or a library built without CUDA, a device or a GPU option left at the CPU, a GPU the process cannot see), when it was started as one process where one per GPU was meant (python train.py rather than torchrun or horovodrun), or when the GPU holds the model and waits on the CPU (data loading). The log shows none of these.",
-    fix="python -c \"import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.device_count())\"   # in the job's environment; then nvidia-smi while it runs: no process of the job = it runs on the CPU; its process holding memory at 0 % = the GPU waits on data loading; one GPU of several busy = one process (torchrun --nproc_per_node <GPUs>, horovodrun -np <GPUs>)",
+    title="the reporter says the job does not use the GPU it should (line {line}: {said}); no line of the log shows why",
+    why="A job leaves its GPU idle when it runs on the CPU (a torch or a library built without CUDA, a device or a GPU option left at the CPU, a GPU the process cannot see), when it was started as one process where one per GPU was meant (python train.py rather than torchrun or horovodrun), when it runs on another GPU than the one chosen (a device option the program does not pass on, CUDA_VISIBLE_DEVICES set after CUDA started), or when the GPU holds the model and waits on the CPU (data loading). The log shows none of these.",
+    fix="python -c \"import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.device_count())\"   # in the job's environment; then nvidia-smi while it runs: no process of the job = it runs on the CPU; its process holding memory at 0 % = the GPU waits on data loading; one GPU of several busy = one process (torchrun --nproc_per_node <GPUs>, horovodrun -np <GPUs>), or another GPU than the chosen one (CUDA_VISIBLE_DEVICES=<n> python train.py: set before the program starts)",
 )
 
 
