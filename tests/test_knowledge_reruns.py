@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from gpudoctor.knowledge.reruns import Command, Prompts, RunStarts
+from gpudoctor.knowledge.reruns import Command, HeadLines, Prompts, RunStarts
 
 # NVIDIA/nccl#719 and huggingface/text-generation-inference#1451 (dev, dev5), as pasted
 PASTE = (
@@ -115,3 +115,31 @@ def test_process_starts_whatever_the_blocks(size):
 @pytest.mark.parametrize("size", [1, 7, 64, len(JOBS)])
 def test_job_starts_whatever_the_blocks(size):
     assert fed(RunStarts(), JOBS, size).jobs == [1, 4, 9, 12]  # LSF's headers, and the first line after the cancel that is not the scheduler's own
+
+
+class _FirstWord(HeadLines):
+    """A head reader that keeps the line of each 'banner' its head holds."""
+
+    HEAD = 64
+    NEEDLES = (b"banner",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen_at: list[tuple[int, str]] = []
+
+    def read_head(self, block: bytes, begin: int, end: int, words: set[bytes]) -> None:
+        at = block.find(b"banner", begin, end)
+        while at != -1:
+            self.seen_at.append(self.line_at(block, begin, end, at))
+            at = block.find(b"banner", at + 1, end)
+
+
+@pytest.mark.parametrize("size", [5, 16, 1000])
+def test_a_head_reader_reads_whole_lines_of_the_first_bytes_only(size):
+    # lines 2 and 4 end within the first 64 bytes; line 6 starts past them; line numbers as the scanner counts them
+    text = b"first line here\nbanner one\nxxxxxxxxxxxxxxx\nbanner two x\nyyyyyyyyyyyyyy\nbanner three\n"
+    r = _FirstWord()
+    for i in range(0, len(text), size):
+        r.feed(text[i : i + size])
+    r.end()
+    assert r.seen_at == [(2, "banner one"), (4, "banner two x")] and r.lines == 6

@@ -179,17 +179,21 @@ def unused(gpus: Sequence[GpuActivity]) -> list[Finding]:
     )]
 
 
-def not_used(gpus: Sequence[GpuActivity]) -> list[Finding]:
+def not_used(gpus: Sequence[GpuActivity], said: str = "") -> list[Finding]:
     """Every GPU shown idle and none holding a job's memory: no job on them in this snapshot (info: a snapshot taken
     while the job runs decides, and one pasted to show the machine looks the same). Written from heldout7's and heldout11's
-    pastes of a job that did not use its GPU, with this module's margins; it read heldout16's (issue 35, diagB17)."""
+    pastes of a job that did not use its GPU, with this module's margins; it read heldout16's (issue 35, diagB17).
+    Warn, case "said", where `said` is the reporter's sentence that the job does not use the GPU (issue 35, diagA22:
+    heldout11's "# GPU usage is 0", heldout16's "why clstmocrtrain is not running on GPU?"): the snapshot is then the
+    job's, taken while it runs as the reporter describes."""
     if not gpus or any(_util(g) is None or _mem(g) is None for g in gpus):
         return []
     if any((_util(g) or 0) > IDLE_PCT or (_mem(g) or 0) >= JOB_MIB for g in gpus):
         return []
     one = len(gpus) == 1
     return [GPU_NOT_USED(
-        evidence={_short(g): _figures(g) for g in gpus}, gpus=_names(gpus), are="is" if one else "are",
+        case="said" if said else "snapshot", severity=Severity.WARN if said else Severity.INFO,
+        evidence={_short(g): _figures(g) for g in gpus} | ({"the reporter says": said} if said else {}), gpus=_names(gpus), are="is" if one else "are",
         hold="holds" if one else "hold", them="it" if one else "them", show="shows" if one else "show",
     )]
 
@@ -278,6 +282,6 @@ def process_on_every_gpu(processes: Sequence[ProcessUse] | Unavailable) -> list[
 
 
 def activity_findings(gpus: Sequence[GpuActivity], processes: Sequence[ProcessUse] | Unavailable = NOT_SHOWN,
-                      hang_said: bool = False) -> list[Finding]:
-    return (collective_spin(gpus, hang_said) + rank_idle(gpus, processes, hang_said) + unused(gpus) + not_used(gpus) + memory_uneven(gpus)
+                      hang_said: bool = False, unused_said: str = "") -> list[Finding]:
+    return (collective_spin(gpus, hang_said) + rank_idle(gpus, processes, hang_said) + unused(gpus) + not_used(gpus, unused_said) + memory_uneven(gpus)
             + memory_without_process(gpus, processes) + process_on_every_gpu(processes))

@@ -124,6 +124,14 @@ class WholeLines:
         """The whole lines block[begin:end] (and self.lines counted past them)."""
         self.lines += block.count(b"\n", begin, end)
 
+    def line_at(self, block: bytes, begin: int, end: int, at: int) -> tuple[int, str]:
+        """The number (as the scanner counts) and the text (spaces collapsed, 200 characters at most) of the whole line of
+        block[begin:end], read now, that holds position `at`."""
+        start = block.rfind(b"\n", begin, at) + 1 or begin
+        stop = block.find(b"\n", at, end)
+        text = block[start:end if stop == -1 else stop].decode("utf-8", "replace")
+        return self.lines + block.count(b"\n", begin, at) + 1, " ".join(text.split())[:200]
+
     def end(self) -> None:
         """The input ended: its last line, if it had no newline, is read too."""
         if self.partial:
@@ -136,6 +144,31 @@ class WholeLines:
             self.feed(chunk)
 
         return both
+
+
+class HeadLines(WholeLines):
+    """A stream of which only the first HEAD bytes are read, by whole lines, each block searched only where it may hold
+    one of NEEDLES (prefilter.may_hold): what a job prints as it starts (a framework's device line, NCCL's interface).
+    `read_head` is what a reader does with them."""
+
+    HEAD = 1 << 20
+    NEEDLES: tuple[bytes, ...] = ()
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.seen = 0  # bytes of the head read so far
+
+    def read(self, block: bytes, begin: int, end: int) -> None:
+        stop = end if self.seen + end - begin <= self.HEAD else block.rfind(b"\n", begin, begin + max(self.HEAD - self.seen, 0)) + 1 or begin
+        if stop > begin:
+            self.seen = self.HEAD if stop < end else self.seen + end - begin
+            words = set(may_hold(block, self.NEEDLES))
+            if words:
+                self.read_head(block, begin, stop, words)
+        self.lines += block.count(b"\n", begin, end)
+
+    def read_head(self, block: bytes, begin: int, end: int, words: set[bytes]) -> None:
+        """The whole lines block[begin:end] of the head; `words`: the NEEDLES the block may hold."""
 
 
 class Prompts(WholeLines):

@@ -8,7 +8,7 @@ memory occupied, seems like working - but nothing is done" (#208), "And the prog
 "# Training stuck on: "initializing ddp: GLOBAL_RANK"" (zju3dv/LoFTR#278).
 
 Keyed on a statement that the run hangs: a hang word (stuck, hangs, hung, freezes, "no progress", "nothing happens", "waits
-forever", "does not move") in a person's line (mentions.py `PROSE`/`PERSON`, or a thread's title), said of the run. Not a
+forever", "does not move", "no log information after downloading the data") in a person's line (mentions.py `PROSE`/`PERSON`, or a thread's title), said of the run. Not a
 statement of it:
 - a question ("does it hang?", mentions.py `ASKED`);
 - a negation or a hypothetical ("it does not hang", "no longer stuck", "if it hangs", "this can cause the process to
@@ -46,10 +46,12 @@ HANG = re.compile(
     r"|\b(?:is|are|was|were|got|gets|get|be|been|seems?) frozen\b"
     r"|\bno (?:more )?progress\b|\bnothing (?:happens|happened|is done|more happens)\b|\bwait(?:s|ing)? forever\b"
     r"|\b(?:does not|doesn't|did not|didn't|never) (?:move|proceed|continue)(?=\s*(?:[.,!:;]|$|on\b|forward|at all|any ?further|past|beyond|after))"
-    r"|\bno more output\b",
+    r"|\bno more output\b"
+    # nothing printed past a point: "there is no log information after downloading the data" (kubeflow/trainer#1601)
+    r"|\bno (?:more |further |new )?(?:training )?(?:logs?(?: information| output)?|output) (?:after|since|beyond|past)\b",
     re.IGNORECASE,
 )
-HANG_WORDS = re.compile(rb"stuck|hang|hung|freez|froze|stall|progress|nothing|forever|move|proceed|continue|no more output", re.IGNORECASE)
+HANG_WORDS = re.compile(rb"stuck|hang|hung|freez|froze|stall|progress|nothing|forever|move|proceed|continue|no more output|no (?:more |further |new )?(?:training )?(?:log|output)", re.IGNORECASE)
 # Right before the word: a negation ("does not seem to hang", "no longer stuck"), a hypothetical ("if the training gets
 # stuck", "this can cause the process to hang"), a request ("please debug the hang"): not this run now.
 NOT_NOW = re.compile(

@@ -41,6 +41,8 @@ from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.progress import PROGRESS_AFTER, SCRIPT_STEP, WENT_ON_SHOWN, Progress, own_end, set_up_step, warned
 from gpudoctor.knowledge.ranks_heard import RanksHeard
+from gpudoctor.knowledge.gpus_unused import GpusUnused
+from gpudoctor.knowledge.nccl_loopback import NcclLoopback
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
@@ -318,6 +320,8 @@ class Diagnosis:
         self.went_on_said: tuple[tuple[int, int], dict] = ((-1, -1), {})  # `went_on`'s answers, per finding id, while the story and its end stand
         self.said_fixed: Optional[SaidFixed] = None  # sentences that say an error before them was fixed or survived (knowledge/said_fixed.py), set by the reader
         self.said_hang: Optional[SaidHang] = None  # the reporter's sentence that the run hangs, and the log lines around it (knowledge/said_hang.py), set by the reader
+        self.gpus_unused: Optional[GpusUnused] = None  # a framework's start-up line that GPUs are there and unused (knowledge/gpus_unused.py), set by the reader
+        self.nccl_loopback: Optional[NcclLoopback] = None  # NCCL's sockets on the loopback, and the nodes shown (knowledge/nccl_loopback.py), set by the reader
         self.ended_line = 0  # the line of `ended`, set by the reader
         # (line, text) of the first lines a logger wrote at error level that no pattern or sign read:
         # no failure the tool can name, but not "no line shows a failure" either

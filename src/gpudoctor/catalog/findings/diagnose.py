@@ -504,3 +504,83 @@ command that runs it.""",
     why="The distributed job was started from a notebook: the library built the launch command from the running program, which in a notebook is the Jupyter kernel, not a training script. Each rank starts a kernel that waits for a frontend, so nothing trains and nothing fails.",
     fix="put the training in a script and launch it from a terminal: torchrun --nproc_per_node <GPUs> train.py (ultralytics: yolo train ... device=0,1 on the command line); in a notebook, train on one GPU or use a notebook launcher (accelerate's notebook_launcher)",
 )
+
+
+# What a job's start-up lines say of the GPUs it found and uses (knowledge/gpus_unused.py).
+GPUS_LEFT_UNUSED = FindingKind(
+    id="gpus-left-unused",
+    severity=Severity.WARN,
+    also=(Severity.INFO,),
+    when="warn (exit 1) when the log also shows that the job meant to use the GPUs and no end; info when it does not show what the job meant, or shows the run ended well",
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste (a framework's start-up lines)",
+    summary="""The job's own start-up line says GPUs are available and it does not use them: Lightning's `GPU available:
+True (cuda), used: False` (case `none`: it runs on the CPU), or Unsloth's `Num GPUs = 2.` and then `Num GPUs used = 1`
+(case `fewer`). Nothing fails because of it: the run is slow, runs out of host memory, or a DDP strategy set up for GPUs
+wraps a CPU model, so the log of such a run often holds no error line at all. It is a warning when the log also shows
+that the job meant to use the GPUs: a GPU option (`--gpus`, `gpus=`, `--devices`, `accelerator="gpu"`, `--num_gpus`), a
+DDP strategy, a launch of one process per GPU, or the reporter's sentence that the GPU is not used ("GPU usage is 0",
+"not running on my GPU"); info when it shows neither (a run meant for the CPU on a machine with GPUs prints the same
+line) or shows that the run ended well. A log that chooses the CPU (`accelerator="cpu"`, `--cpu`, `--device cpu`,
+`--no_cuda`) does not get it. It is never an error and never stands before a failure the log names.""",
+    evidence="`banner`: the start-up line(s) that say what is available and what is used, with their numbers; `the job asked for GPUs`: the line that shows a GPU option, a DDP strategy or a launch per GPU; `the reporter says`: the sentence that the GPU is not used; `what decides it` where the log does not.",
+    title={
+        "none": "the job's start-up says a GPU is available and it uses none (line {line}: {banner}): it runs on the CPU{meant}",
+        "fewer": "the job's start-up says {available} GPUs are available and it uses {used} (line {line}: {banner}){meant}",
+    },
+    why={
+        "none": "The framework found a usable GPU and put the model on the CPU, because its GPU option did not ask for one: Lightning reads gpus and devices as a count (--gpus 0 or gpus=0 is zero GPUs; '0,' with the comma, or [0], is GPU 0), and with no GPU option (or accelerator='cpu') it trains on the CPU. Nothing fails for it: the run is many times slower, runs out of host memory, or a DDP strategy set up for GPUs fails on the CPU model.",
+        "fewer": "The library runs one process on one GPU unless it is launched once per GPU (and some releases train on one GPU only): the other GPUs it found stay idle, and the run takes as long as on one GPU.",
+    },
+    fix={
+        "none": "Trainer(accelerator=\"gpu\", devices=1)   # or --gpus 1 (a count), or --gpus 0, with the comma (GPU 0); the start-up line then reads GPU available: True, used: True",
+        "fewer": "torchrun --nproc_per_node {available} train.py   # one process per GPU, where the library supports data-parallel training (its multi-GPU launch); otherwise CUDA_VISIBLE_DEVICES=0 to run on one GPU on purpose",
+    },
+)
+
+
+# A thread's title that says the job does not use the GPU, beside a log that shows nothing of it (knowledge/gpus_unused.py).
+LOG_SAID_GPU_UNUSED = FindingKind(
+    id="log-said-gpu-unused",
+    severity=Severity.WARN,
+    when="exit 1: the thread's title says the job does not use the GPU, and no line of the log shows a failure or an end",
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a paste (a thread's title)",
+    summary="""A pasted thread's title says the job runs without the GPU it should ("# GPU usage is 0", "# Unable to use GPU", "#
+Running successfully but not on my GPU", "# Horovod only uses Single GPU"), and the log beside it shows no failure, no
+end, and no line that says where the job runs (a framework's `GPU available: True, used: False` is `gpus-left-unused`;
+an idle GPU in a pasted nvidia-smi table is `gpu-not-used`). The title is the reporter's words, so it is a warning that
+says what decides it. A title that asks ("is it normal?") is not a statement of it, and an error the log shows stays
+the answer.""",
+    evidence="`said`: the title, with its line.",
+    title="the reporter says the job does not use the GPU it should (line {line}: {said}); no line of the log shows why",
+    why="A job leaves its GPU idle when it runs on the CPU (a torch or a library built without CUDA, a device or a GPU option left at the CPU, a GPU the process cannot see), when it was started as one process where one per GPU was meant (python train.py rather than torchrun or horovodrun), when it runs on another GPU than the one chosen (a device option the program does not pass on, CUDA_VISIBLE_DEVICES set after CUDA started), or when the GPU holds the model and waits on the CPU (data loading). The log shows none of these.",
+    fix="python -c \"import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.device_count())\"   # in the job's environment; then nvidia-smi while it runs: no process of the job = it runs on the CPU; its process holding memory at 0 % = the GPU waits on data loading; one GPU of several busy = one process (torchrun --nproc_per_node <GPUs>, horovodrun -np <GPUs>), or another GPU than the chosen one (CUDA_VISIBLE_DEVICES=<n> python train.py: set before the program starts)",
+)
+
+
+# NCCL's sockets on the loopback interface, and the nodes the log shows (knowledge/nccl_loopback.py).
+NCCL_SOCKET_LOOPBACK = FindingKind(
+    id="nccl-socket-loopback",
+    severity=Severity.WARN,
+    also=(Severity.INFO,),
+    when="warn (exit 1) when the log shows the job spans several machines; info when it shows neither several nor one",
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste (NCCL's INFO lines, the launch command)",
+    summary="""NCCL says it uses the loopback interface alone for its sockets: `NCCL INFO Bootstrap : Using
+lo:127.0.0.1<0>`, `NCCL INFO NET/Socket : Using [0]lo:127.0.0.1<0>`, or `NCCL_SOCKET_IFNAME set by environment to lo`.
+Every rank then advertises 127.0.0.1, which on any other machine is that machine itself: ranks on one machine reach each
+other, ranks on different machines never do, and the job hangs in its first collective or fails with a remote error,
+often with no line that names the interface. It is a warning when the log shows several machines (NCCL's lines from two or
+more hosts, `nNodes 2`, `--nnodes 2`, `--num_nodes 2`, `NNODES=2`, a node rank above 0), case `nodes`; info when it
+shows no node count and one process's lines only (case `unknown`: the number of machines decides it). A log whose NCCL
+lines come from several processes of one host, or whose launch says `--nnodes 1`, does not get it: on one machine the
+loopback is enough. A list of interfaces that names lo among others is not this finding.""",
+    evidence="`loopback`: NCCL's line, with its number; `several nodes` (case `nodes`): what shows them (the hosts of NCCL's lines, the node count, a node rank); `what decides it` (case `unknown`).",
+    title={
+        "nodes": "NCCL's sockets use the loopback interface (line {line}) in a job across several machines: the other machines cannot reach this rank at 127.0.0.1",
+        "unknown": "NCCL's sockets use the loopback interface (line {line}): enough for ranks on one machine, unreachable from any other; the log does not show how many machines the job spans",
+    },
+    why="NCCL connects ranks through the interface NCCL_SOCKET_IFNAME names (or the first it finds), and advertises that interface's first address; on lo that is 127.0.0.1, which on every other machine is that machine itself, so the bootstrap and the NET/Socket connections between machines never form and the job hangs in its first collective or fails with a remote error. On one machine its ranks reach each other there, which is why only a job across machines suffers from it. A routable address put on lo (BGP unnumbered hosts) is not taken either: NCCL takes lo's first address.",
+    fix="ip -br addr   # on each machine; then export NCCL_SOCKET_IFNAME=<the interface holding the address the other machines reach> (e.g. eth0, or ^lo,docker to exclude only those) and the same GLOO_SOCKET_IFNAME; a routable address kept on lo goes on an interface of its own (a dummy) named there",
+)

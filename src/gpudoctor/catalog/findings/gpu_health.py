@@ -540,6 +540,8 @@ few microseconds""".split()),
 GPU_NOT_USED = FindingKind(
     id="gpu-not-used",
     severity=Severity.INFO,
+    also=(Severity.WARN,),
+    when="info in a snapshot alone; warn (exit 1) where the reporter also says the job does not use the GPU",
     area=AREA,
     emitted_by=SNAPSHOT,
     summary="""Every GPU the snapshot shows is idle (5 % utilisation or less) and none holds a job's memory (under 1 GiB:
@@ -547,11 +549,19 @@ no weights or activations, at most a bare CUDA context or a display's). A GPU a 
 or, between them, the job's memory; here no GPU shows either, so at the moment of the snapshot no job is using them: the
 program runs on the CPU (a CPU-only torch, a device left at `cpu`, a program built or started without its GPU option, a
 GPU the program cannot see) or it had not started or had already ended. One snapshot does not tell these apart, and a
-snapshot pasted to show the machine (an issue's environment section) looks the same, so it is info: what decides is a
-snapshot taken while the job runs and the job's own view of CUDA. GPUs that hold a job's memory while idle are not this
+snapshot pasted to show the machine (an issue's environment section) looks the same, so it is info (case `snapshot`):
+what decides is a snapshot taken while the job runs and the job's own view of CUDA. Where the reporter also says the job
+does not use the GPU ("# GPU usage is 0", "why is it not running on GPU?", case `said`), the snapshot is the one taken
+while the job runs, and it is a warning. GPUs that hold a job's memory while idle are not this
 finding (a job between steps, or waiting), nor is one idle GPU beside a busy one (`gpu-unused`).""",
-    evidence="Per GPU: utilisation and memory used.",
+    evidence="Per GPU: utilisation and memory used; `the reporter says` (case `said`): the sentence, with its line.",
     title="GPU not used: {gpus} {are} idle and {hold} no job's memory (no job computes on {them} in this snapshot)",
-    why="A job that uses a GPU keeps its weights and activations there (1 GiB or more) and shows utilisation while it computes; {gpus} {show} neither. If the snapshot was taken while the job ran, the job is not on the GPU: it runs on the CPU (a torch built without CUDA, a model or a device left at 'cpu', a program built or started without its GPU option) or cannot see the GPU (CUDA_VISIBLE_DEVICES, a container without it, a driver torch cannot use). If the job was not running, the snapshot says nothing about it.",
-    fix="take the snapshot while the job runs (watch -n 1 nvidia-smi): if its process never appears, run in the job's own environment python -c \"import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())\" and check the program's GPU option and where it puts the model (.to('cuda'))",
+    why={
+        "snapshot": "A job that uses a GPU keeps its weights and activations there (1 GiB or more) and shows utilisation while it computes; {gpus} {show} neither. If the snapshot was taken while the job ran, the job is not on the GPU: it runs on the CPU (a torch built without CUDA, a model or a device left at 'cpu', a program built or started without its GPU option) or cannot see the GPU (CUDA_VISIBLE_DEVICES, a container without it, a driver torch cannot use). If the job was not running, the snapshot says nothing about it.",
+        "said": "A job that uses a GPU keeps its weights and activations there (1 GiB or more) and shows utilisation while it computes; {gpus} {show} neither, while the reporter says the job runs and does not use the GPU: it runs on the CPU (a torch built without CUDA, a model or a device left at 'cpu', a program built or started without its GPU option) or cannot see the GPU (CUDA_VISIBLE_DEVICES, a container without it, a driver torch cannot use).",
+    },
+    fix={
+        "snapshot": "take the snapshot while the job runs (watch -n 1 nvidia-smi): if its process never appears, run in the job's own environment python -c \"import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())\" and check the program's GPU option and where it puts the model (.to('cuda'))",
+        "said": "python -c \"import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())\"   # in the job's own environment: False, or a +cpu version, is a torch without CUDA (install the CUDA build); True: check the program's GPU option and where it puts the model (.to('cuda'))",
+    },
 )

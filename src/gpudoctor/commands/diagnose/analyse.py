@@ -18,6 +18,8 @@ from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
 from gpudoctor.knowledge.progress import WENT_ON_SHOWN, Progress
 from gpudoctor.knowledge.ranks_heard import RanksHeard
+from gpudoctor.knowledge.gpus_unused import GpusUnused
+from gpudoctor.knowledge.nccl_loopback import NcclLoopback
 from gpudoctor.knowledge.reruns import RESTART_HOW, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
@@ -28,6 +30,7 @@ from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
 from gpudoctor.knowledge.mentions import ends_in_failure, lead_first
 from gpudoctor.launch.rundir import OUTCOME_FILE
 from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
+from gpudoctor.catalog.findings.gpu_health import GPU_NOT_USED
 from gpudoctor.catalog.findings.diagnose import (
     FILES_NOT_READ,
     LOG_INCONCLUSIVE,
@@ -68,8 +71,14 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     traced = next((f for f in extra if f.area == "collectives"), None)
     # (a GPU tool's reading of ranks stuck decides only beside the reporter's words that the run hangs, or a second reading)
     hang_said = d.said_hang is not None and d.said_hang.said is not None
-    findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + smi.findings(hang_said)
+    # (an idle GPU's reading decides that the job is not on it beside the reporter's words that it does not use the GPU)
+    unused_said = d.gpus_unused.said_line() if d.gpus_unused is not None else ""
+    read = smi.findings(hang_said, unused_said)
+    agreed = [f for f in read if f.id == GPU_NOT_USED.id and f.severity is Severity.WARN]  # the reading and the reporter's words agree
+    findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + [f for f in read if f not in agreed]
     findings += ranks_shown(d, findings)
+    for shown in agreed + settings_shown(d, findings + agreed):  # (a warning after the failures and warnings the log names, before the notices)
+        findings.insert(verdict_place(findings) if shown.severity is Severity.WARN else len(findings), shown)
     answer: Optional[Finding] = None
     data["root_cause"] = first_failure(d, traced, data.pop("error_file_root_cause", None))
     data["lines"] = d.lines
@@ -107,6 +116,15 @@ def ranks_shown(d: Diagnosis, findings: list[Finding]) -> list[Finding]:
         return []
     decided = bool(d.ended) or any(f.severity is Severity.ERROR for f in findings)
     return d.ranks_heard.findings(decided, d.progress.after if d.progress is not None else None)
+
+
+def settings_shown(d: Diagnosis, findings: list[Finding]) -> list[Finding]:
+    """What the log's start-up lines show of the job's setting where no line names it a failure: GPUs found and left
+    unused, or a thread's title that says so beside a log that decides nothing (knowledge/gpus_unused.py); NCCL's sockets
+    on the loopback in a job across machines (knowledge/nccl_loopback.py)."""
+    decided = bool(d.ended) or any(f.severity is Severity.ERROR or f.id == GPU_NOT_USED.id and f.severity is Severity.WARN for f in findings)
+    out = d.gpus_unused.findings(bool(d.ended), decided) if d.gpus_unused is not None else []
+    return out + (d.nccl_loopback.findings() if d.nccl_loopback is not None else [])
 
 
 def verdict_place(findings: list[Finding]) -> int:
@@ -321,7 +339,9 @@ def read_log(
     said_fixed = SaidFixed()  # and a person's sentences that say an error before them is fixed since or did not stop the job
     ranks = RanksHeard()  # and the ranks the log says the job has: taken twice, each alone, never heard
     said_hang = SaidHang()  # and the reporter's sentence that the run hangs, with the log's lines around it
-    feed = said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(run_starts.tee(prompts.tee(tail.tee(reader_feed))))))))
+    gpus_unused = GpusUnused()  # and a framework's start-up line that GPUs are there and unused, and what the job asked for
+    loopback = NcclLoopback()  # and NCCL's sockets on the loopback, and the machines the log shows
+    feed = loopback.tee(gpus_unused.tee(said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(run_starts.tee(prompts.tee(tail.tee(reader_feed))))))))))
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -352,6 +372,10 @@ def read_log(
     d, smi = second_reading(source, d, smi)
     ranks.end()
     d.ranks_heard = ranks
+    gpus_unused.end()
+    d.gpus_unused = gpus_unused
+    loopback.end()
+    d.nccl_loopback = loopback
     (d.ended, d.ended_line), d.tool, d.launcher, d.nccl_info = tail.end(), tail.tool, launchers.launcher(), launchers.nccl_info
     if d is first:  # (a second reading numbers its joined lines otherwise)
         prompts.end()

@@ -635,14 +635,15 @@ class NvidiaSmiReader:
         read from it, or its other forms (topo -m, a --query-gpu CSV) on half its lines or more."""
         return bool(self.gpus) or self.processes is not None or self.dcgm.seen or bool(self.p2p.off_diagonal) or 0 < lines <= 2 * self.tool_lines
 
-    def findings(self, hang_said: bool = False) -> list[Finding]:
-        """What the input's GPU tool output shows; `hang_said`: the input also says the run hangs (a reporter's words)."""
+    def findings(self, hang_said: bool = False, unused_said: str = "") -> list[Finding]:
+        """What the input's GPU tool output shows; `hang_said`: the input also says the run hangs (a reporter's words);
+        `unused_said`: the reporter's sentence that the job does not use the GPU (knowledge/gpus_unused.py), or ''."""
         self.feed(b"")
         out = self._lost()
         judged = [(g.name, g.health()) for g in self.gpus if not g.lost]
         # NVLinks need another GPU to reach: the paste shows one, or numbers a GPU past 0
         peers = len(self.gpus) > 1 or any(_index(g.name, i) > 0 for i, g in enumerate(self.gpus))
-        found = health_findings(judged, peers) + self._modes() + self._activity(hang_said)
+        found = health_findings(judged, peers) + self._modes() + self._activity(hang_said, unused_said)
         out += [replace(f, evidence={**f.evidence, "source": "pasted nvidia-smi output"}) for f in found]
         out += self.dcgm.findings() + self.p2p.findings()
         return out + self._unsupported()
@@ -654,7 +655,7 @@ class NvidiaSmiReader:
                                         gpu=g.name, readings=", ".join(g.unsupported))
                 for g in self.gpus if g.unsupported and not g.lost]
 
-    def _activity(self, hang_said: bool = False) -> list[Finding]:
+    def _activity(self, hang_said: bool = False, unused_said: str = "") -> list[Finding]:
         """What the table's rows show the GPUs doing (checks/gpu_activity.py)."""
         rows = [g for g in self.gpus if g.use and not g.lost]
         gpus = [
@@ -669,8 +670,8 @@ class NvidiaSmiReader:
             ProcessUse(gpu, pid, name, NOT_SHOWN if mib is None else mib) for gpu, pid, name, mib in self.processes
         ]
         if self.processes_cut and not isinstance(processes, Unavailable):
-            return activity_findings(gpus, hang_said=hang_said) + process_on_every_gpu(processes)  # rows without their header: only who is where
-        return activity_findings(gpus, processes, hang_said)
+            return activity_findings(gpus, hang_said=hang_said, unused_said=unused_said) + process_on_every_gpu(processes)  # rows without their header: only who is where
+        return activity_findings(gpus, processes, hang_said, unused_said)
 
     def _modes(self) -> list[Finding]:
         """MIG and compute mode, judged as `check` judges NVML's (checks/gpus.py)."""
