@@ -208,3 +208,9 @@ def test_a_cluster_managers_own_line_gives_its_remedy():
     f = unrecognised(log)
     assert f.evidence["remedy"] == "run: sky jobs logs --controller 1" and f.evidence["remedy_line"] == 2
     assert f.fix.startswith('the message itself says: "run: sky jobs logs --controller 1" (line 2)')
+
+
+def test_hydras_report_sends_for_the_exception_it_prints_after_it():
+    # dev verl-108 / heldout14 cola-rl#2: the paste ends at Hydra's line; the job's exception is printed after it
+    f = unrecognised("Error executing job with overrides: ['algorithm.adv_estimator=grpo', 'data.train_files=train.parquet']\n")
+    assert f.evidence["kind"] == "hydra" and "HYDRA_FULL_ERROR=1" in f.fix and "torchrun --tee" not in f.fix

@@ -443,6 +443,11 @@ OWN_WORDS = {
                "failing test's section) says why; run the step alone to read it whole"),
     "pytest": ("a test run failed: each failing test's own section (its `E   ` lines) says why; rerun one alone with "
                "`pytest -x -q TEST` to read it whole"),
+    # Hydra's run_and_report: the job's function raised, and Hydra prints that exception on the lines after this one
+    "hydra": ("line {line} is Hydra's report that the job's function raised (the overrides it lists are the command line's): "
+              "Hydra prints that exception on the lines right after it, with its traceback when HYDRA_FULL_ERROR=1 is set; they "
+              "are the failure; where this log holds none of them, rerun with HYDRA_FULL_ERROR=1 and keep the whole output "
+              "(`HYDRA_FULL_ERROR=1 python train.py ... 2>&1 | tee run.log`), then gpudoctor diagnose run.log"),
 }
 # Signs whose message is worth a signature and an issue search (not an exit code or a signal).
 SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "nativeassert", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo",
