@@ -214,3 +214,15 @@ def test_hydras_report_sends_for_the_exception_it_prints_after_it():
     # dev verl-108 / heldout14 cola-rl#2: the paste ends at Hydra's line; the job's exception is printed after it
     f = unrecognised("Error executing job with overrides: ['algorithm.adv_estimator=grpo', 'data.train_files=train.parquet']\n")
     assert f.evidence["kind"] == "hydra" and "HYDRA_FULL_ERROR=1" in f.fix and "torchrun --tee" not in f.fix
+
+
+def test_deepspeeds_launcher_killing_the_ranks_names_what_decides_a_silent_kill():
+    # 01-ai/Yi#152 (dev5): the launcher's kills and nothing before them (host memory ran out loading the model)
+    f = unrecognised("[2023-11-21 20:42:22,682] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 156890\n")
+    assert f.evidence["kind"] == "dslaunch" and "dmesg -T" in f.fix and "torchrun --tee" not in f.fix
+
+
+def test_the_shells_own_error_names_a_variable_under_set_u():
+    # heldout17w's run_deepspeed.sh sourcing conda.sh under set -u
+    f = unrecognised("/home/u/anaconda3/etc/profile.d/conda.sh: line 55: PS1: unbound variable\n")
+    assert f.evidence["kind"] == "notfound" and "set +u" in f.fix

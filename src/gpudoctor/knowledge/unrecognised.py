@@ -443,6 +443,20 @@ OWN_WORDS = {
                "failing test's section) says why; run the step alone to read it whole"),
     "pytest": ("a test run failed: each failing test's own section (its `E   ` lines) says why; rerun one alone with "
                "`pytest -x -q TEST` to read it whole"),
+    # DeepSpeed's launcher (launch.py's sigkill_handler) kills every rank once one exited with an error or it got a signal
+    "dslaunch": ("line {line} is DeepSpeed's launcher stopping every rank after one exited with an error (its [ERROR] "
+                 "sigkill_handler line names that rank's command and 'exits with return code = N'): the rank's own error is in "
+                 "its output before that line, which this log does not hold. A rank that printed no error was killed from "
+                 "outside: return code -9 is a SIGKILL, the host's OOM killer when every rank loads the model into CPU memory at "
+                 "once (`dmesg -T | grep -i -E 'killed process|out of memory'` and `free -g` decide it; fewer ranks per node, "
+                 "low_cpu_mem_usage=True, ZeRO-3's deepspeed.zero.Init), -11 a segmentation fault in a native extension "
+                 "(PYTHONFAULTHANDLER=1 prints where)"),
+    # bash's own words for a command, a file or a variable it could not use (evidence.py's "notfound")
+    "notfound": ("line {line} is the shell stopping the job's script on its own error, and it names what: a command not found "
+                 "(`command -v NAME` on that node; the environment that has it not activated in the script, or a line whose "
+                 "trailing backslash was lost so its next line ran as a command of its own), a file not found or not executable "
+                 "(`ls -l PATH`), or under `set -u` a variable never set (conda's activation reads PS1: `set +u` before "
+                 "`conda activate`, `set -u` after)"),
     # Hydra's run_and_report: the job's function raised, and Hydra prints that exception on the lines after this one
     "hydra": ("line {line} is Hydra's report that the job's function raised (the overrides it lists are the command line's): "
               "Hydra prints that exception on the lines right after it, with its traceback when HYDRA_FULL_ERROR=1 is set; they "
