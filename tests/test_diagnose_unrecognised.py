@@ -226,3 +226,11 @@ def test_the_shells_own_error_names_a_variable_under_set_u():
     # heldout17w's run_deepspeed.sh sourcing conda.sh under set -u
     f = unrecognised("/home/u/anaconda3/etc/profile.d/conda.sh: line 55: PS1: unbound variable\n")
     assert f.evidence["kind"] == "notfound" and "set +u" in f.fix
+
+
+def test_colossalais_launcher_quotes_what_it_met_on_the_host():
+    # hpcaitech/ColossalAI#4797 (heldout19): the command with its environment was too long to start
+    f = unrecognised("Error: failed to run torchrun --nproc_per_node=8 --nnodes=1 --node_rank=0 --master_addr=127.0.0.1 "
+                     "--master_port=29500 pretrain.py -g on 127.0.0.1, is localhost: True, exception: [Errno 7] Argument list too "
+                     "long: '/bin/bash'\n")
+    assert "Argument list too long" in f.fix and "env | wc -c" in f.fix and "torchrun --tee" not in f.fix

@@ -315,6 +315,9 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         shown = f"; the log shows {launcher}: {launcher_only.launcher_step(launcher)}" if launcher else ""
         return CUT_HERE[sign.kind].format(line=sign.line) + shown
     if sign.kind == "clierror" and sign.message.lower().startswith("failed to run"):
+        said = LAUNCH_EXCEPTION.search(sign.message)
+        if said is not None:  # ColossalAI's `colossalai run`: what it met starting the command on that host, in its words
+            return launch_exception_step(said.group("exception").strip(), sign.line)
         return next_step_for(sign.kind)  # a launcher's own summary ("Error: failed to run torchrun ..."): the ranks' output is elsewhere
     if sign.kind in OWN_WORDS:
         out = OWN_WORDS[sign.kind].format(line=sign.line)
@@ -466,6 +469,26 @@ OWN_WORDS = {
 # Signs whose message is worth a signature and an issue search (not an exit code or a signal).
 SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "nativeassert", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo",
               "pyexec", "pip", "apt", "build", "cli", "container", "panic", "lua", "glibc", "nvrm", "errorraised", "reported", "invalid", "notsetup"}
+
+
+# `colossalai run`'s report of a host it could not run the command on: "failed to run CMD on HOST, is localhost: B, exception: X"
+LAUNCH_EXCEPTION = re.compile(r"\bon \S+, is localhost: \w+, exception: (?P<exception>.+)$")
+
+
+def launch_exception_step(exception: str, line: int) -> str:
+    """What the exception `colossalai run` met on a host says: the command's own failure, ssh's, or the OS refusing to start it."""
+    out = f"line {line} is the launcher (colossalai run) saying it could not run the command on that host, and why: '{exception}'"
+    if "bad command exit code" in exception:
+        return out + ("; that is the command itself (torchrun and its ranks) exiting with an error on that host: the ranks' own "
+                      "errors are in their output before this line, or on that host when it is another node")
+    if "Argument list too long" in exception:
+        return out + ("; the OS refused to start the command: with the environment the launcher forwards to it, it is longer than "
+                      "the system allows (E2BIG): a very long variable (PATH, LD_LIBRARY_PATH, or one holding a file's content): "
+                      "`env | wc -c` and `env | awk '{ print length, substr($0, 1, 40) }' | sort -n | tail`; unset or shorten it")
+    if "authentication" in exception or "private key" in exception:
+        return out + ("; ssh could not log in to that host: `ssh HOST true` must work without a password from this node (the key "
+                      "in ~/.ssh, in a format the launcher's ssh library reads: `ssh-keygen -t rsa -m PEM` for an old one)")
+    return out + "; the rank's output on that host (its own error) says more: run the command there by hand to read it"
 
 
 def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", line: int = 0) -> dict:
