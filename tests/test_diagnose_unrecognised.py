@@ -234,3 +234,9 @@ def test_colossalais_launcher_quotes_what_it_met_on_the_host():
                      "--master_port=29500 pretrain.py -g on 127.0.0.1, is localhost: True, exception: [Errno 7] Argument list too "
                      "long: '/bin/bash'\n")
     assert "Argument list too long" in f.fix and "env | wc -c" in f.fix and "torchrun --tee" not in f.fix
+
+
+def test_a_called_process_error_sends_for_the_commands_own_output():
+    # bmaltais/kohya_ss#1887 (heldout20): the GUI's accelerate launch exited 1, the exception's line wrapped in the paste
+    f = unrecognised("'--noise_offset=0.0', '--no_half_vae', '--full_bf16']' returned non-zero exit status 1.\n")
+    assert "by hand" in f.fix and "torchrun --tee" not in f.fix

@@ -335,6 +335,8 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
             return "a SIGKILL is usually the host's OOM killer or the scheduler: check `dmesg -T | grep -i oom` and `sacct -j JOBID -o JobID,MaxRSS,State`"
         return ("a native crash: rerun with PYTHONFAULTHANDLER=1 (the Python stack of every thread at the crash) and "
                 "TORCH_SHOW_CPP_STACKTRACES=1; `ulimit -c unlimited` and `gdb python core` give the native frame")
+    if sign.kind == "exit" and "returned non-zero exit status" in sign.text:
+        return CALLED_PROCESS_STEP.format(line=sign.line)
     return next_step_for(sign.kind)
 
 
@@ -471,6 +473,11 @@ SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "
               "pyexec", "pip", "apt", "build", "cli", "container", "panic", "lua", "glibc", "nvrm", "errorraised", "reported", "invalid", "notsetup"}
 
 
+# Python's CalledProcessError ("Command '[...]' returned non-zero exit status N."): a program the script ran failed
+CALLED_PROCESS_STEP = ("line {line} is Python's CalledProcessError: a command the script started (subprocess with check=True: "
+                       "`accelerate launch` from a GUI's training button, a launcher script, a build step) exited with that "
+                       "status; the command's own error is in its output before this line in the full output: run the command "
+                       "the line quotes by hand, in the same environment, to read it whole")
 # `colossalai run`'s report of a host it could not run the command on: "failed to run CMD on HOST, is localhost: B, exception: X"
 LAUNCH_EXCEPTION = re.compile(r"\bon \S+, is localhost: \w+, exception: (?P<exception>.+)$")
 
