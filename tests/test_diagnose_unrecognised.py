@@ -208,3 +208,35 @@ def test_a_cluster_managers_own_line_gives_its_remedy():
     f = unrecognised(log)
     assert f.evidence["remedy"] == "run: sky jobs logs --controller 1" and f.evidence["remedy_line"] == 2
     assert f.fix.startswith('the message itself says: "run: sky jobs logs --controller 1" (line 2)')
+
+
+def test_hydras_report_sends_for_the_exception_it_prints_after_it():
+    # dev verl-108 / heldout14 cola-rl#2: the paste ends at Hydra's line; the job's exception is printed after it
+    f = unrecognised("Error executing job with overrides: ['algorithm.adv_estimator=grpo', 'data.train_files=train.parquet']\n")
+    assert f.evidence["kind"] == "hydra" and "HYDRA_FULL_ERROR=1" in f.fix and "torchrun --tee" not in f.fix
+
+
+def test_deepspeeds_launcher_killing_the_ranks_names_what_decides_a_silent_kill():
+    # 01-ai/Yi#152 (dev5): the launcher's kills and nothing before them (host memory ran out loading the model)
+    f = unrecognised("[2023-11-21 20:42:22,682] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 156890\n")
+    assert f.evidence["kind"] == "dslaunch" and "dmesg -T" in f.fix and "torchrun --tee" not in f.fix
+
+
+def test_the_shells_own_error_names_a_variable_under_set_u():
+    # heldout17w's run_deepspeed.sh sourcing conda.sh under set -u
+    f = unrecognised("/home/u/anaconda3/etc/profile.d/conda.sh: line 55: PS1: unbound variable\n")
+    assert f.evidence["kind"] == "notfound" and "set +u" in f.fix
+
+
+def test_colossalais_launcher_quotes_what_it_met_on_the_host():
+    # hpcaitech/ColossalAI#4797 (heldout19): the command with its environment was too long to start
+    f = unrecognised("Error: failed to run torchrun --nproc_per_node=8 --nnodes=1 --node_rank=0 --master_addr=127.0.0.1 "
+                     "--master_port=29500 pretrain.py -g on 127.0.0.1, is localhost: True, exception: [Errno 7] Argument list too "
+                     "long: '/bin/bash'\n")
+    assert "Argument list too long" in f.fix and "env | wc -c" in f.fix and "torchrun --tee" not in f.fix
+
+
+def test_a_called_process_error_sends_for_the_commands_own_output():
+    # bmaltais/kohya_ss#1887 (heldout20): the GUI's accelerate launch exited 1, the exception's line wrapped in the paste
+    f = unrecognised("'--noise_offset=0.0', '--no_half_vae', '--full_bf16']' returned non-zero exit status 1.\n")
+    assert "by hand" in f.fix and "torchrun --tee" not in f.fix

@@ -67,6 +67,7 @@ TRIGGERS = (
     "refused",
     "not supported",
     "is not a valid",  # a program refusing a value (evidence.py's "invalid")
+    " toolbox.",  # MATLAB's "gpuDeviceCount requires Parallel Computing Toolbox." (patterns/classes22c.py)
     "found from :",  # torch.compile's notice before the stack it found an op in (signs.NOTICE_STACK): its frames are no traceback
     # a loss that turned NaN / Inf in a step line (patterns/training.py): nothing else in such a line says failure
     "loss nan",

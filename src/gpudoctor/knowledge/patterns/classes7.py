@@ -96,9 +96,13 @@ PATTERNS = [
         r"|mat1 and mat2 shapes cannot be multiplied \((?P<m1>\d+x\d+) and (?P<m2>\d+x\d+)\)"
         r"|(?:stack|cat) expects (?:a non-empty TensorList|each tensor to be equal size.*)"
         r"|Expected input batch_size \((?P<input_batch>\d+)\) to match target batch_size \((?P<target_batch>\d+)\).*"
-        r"|Given groups=\d+, weight of size .* expected input.*)",
+        r"|Given groups=\d+, weight of size .* expected input.*"
+        # a matrix product given a vector, an indexed assignment whose sizes differ (diagC22: one class, its other words)
+        r"|mat[12] must be a matrix, got \d+-D tensor|self must be a matrix"
+        r"|shape mismatch: value tensor of shape \[[\d, ]*\] cannot be broadcast to indexing result of shape \[[\d, ]*\])",
         ("must match the size", "Sizes of tensors must match", "shapes cannot be multiplied", "expects a non-empty TensorList",
-         "expects each tensor to be equal size", "to match target batch_size", "expected input"),
+         "expects each tensor to be equal size", "to match target batch_size", "expected input", "must be a matrix",
+         "cannot be broadcast to indexing result"),
         why="""An operation got tensors whose sizes do not fit together (an element-wise op or a loss, a concatenation, a matrix
         product, a convolution). The code is often right for the shapes it was written for, and something changed a size
         on the way: variable-length inputs not padded to one length (sequences, images, the last smaller batch); a parallel
@@ -124,6 +128,9 @@ PATTERNS = [
                 "salesforce/LAVIS#235 (generate with beams on a finetuned BLIP-2)",
             ),
             ("RuntimeError: mat1 and mat2 shapes cannot be multiplied (64x2048 and 512x10)", "a head built for another feature size"),
+            ("[rank3]: RuntimeError: mat2 must be a matrix, got 1-D tensor", "Edmund-a7/longlive_modify train_output.log (every rank, at one matmul)"),
+            ("RuntimeError: shape mismatch: value tensor of shape [28] cannot be broadcast to indexing result of shape [0]",
+             "DeepGraphLearning/torchdrug#12 (GCPN generation: an index that selected no rows)"),
         ],
         refines="python-exception",  # the unrecognised answer names it: the sizes, not what changed them
         not_examples=[
