@@ -103,6 +103,12 @@ class DistWithoutInit(Rule):
     command line's). Asked for by issue 41's heldout6 (a fine-tuning script run
     as plain `python train.py`: `get_rank()` after the one-arm init).
 
+    And where such a call stands, under no test, in a function of the file that is called
+    after that one-arm `if` (the call itself under no test of the same condition): the ImageNet
+    example's `if args.distributed: dist.init_process_group(...)` in main_worker, then `train(...)`
+    and `val(...)` whose `dist.all_reduce(loss)` nothing guards. A warning per function, naming
+    the call and the arm (lint heldout16: three trainers of one template, six such calls).
+
     Not flagged: calls under an `is_initialized()` / `is_available()` test (or a
     helper whose name says it, `is_dist_avail_and_initialized()`); a fragment (its module or model is not
     imported or bound in the file, or it reads a name nothing binds before
@@ -175,6 +181,7 @@ class DistWithoutInit(Rule):
         starts = any(self._starts(call) for call in file.calls)
         horovod = any(file.is_call_to(call, "init", ("horovod",)) for call in file.calls)
         script = MAIN_TEST in file.text
+        told: set[ast.AST | None] = set()  # functions whose calls after a one-arm start are said (once each)
         # in the order they are written: the first use is where the missing group is said
         for call in sorted(file.calls, key=lambda c: (c.lineno, c.col_offset)):
             what = self._needs_group(file, call)
@@ -217,6 +224,19 @@ class DistWithoutInit(Rule):
                           f"on one arm only: where `{test}`, no group exists and this call raises "
                           "'Default process group has not been initialized'")
                 return
+            caller = self._called_after_one_arm(file, call) if what.endswith("()") else None
+            if caller is not None:
+                site, branch, test = caller
+                func = file.function(call)
+                if func not in told:
+                    told.add(func)
+                    yield Hit(call, severity=WARNING,
+                              fix=f"if dist.is_initialized(): ...  # or start a group on both arms of line {branch.lineno}",
+                              message=f"{what} in `{getattr(func, 'name', '?')}()`, which line {site.lineno} calls after "
+                              f"the `if` on line {branch.lineno}, which starts the process group on one arm only: "
+                              f"where `{test}`, no group exists and this call raises 'Default process group has not "
+                              "been initialized'")
+                continue
             spawn = self._spawning_parent(file, call) if what.endswith("()") else None
             if spawn is not None:
                 yield self._in_parent(file, call, spawn, what)
@@ -266,18 +286,39 @@ class DistWithoutInit(Rule):
                           "has not been initialized'")
                 return
 
-    def _started_on_one_arm(self, file: FileModel, use: ast.Call) -> tuple[ast.If, str] | None:
+    def _called_after_one_arm(self, file: FileModel, use: ast.Call) -> tuple[ast.Call, ast.If, str] | None:
+        """`use` sits, under no test, in a function of the file that is called (the call itself under no
+        test of the same condition) after an `if` whose one arm starts the group and whose other goes on:
+        the function runs on the path with no group (lint heldout16 u011, u034, u037: the ImageNet
+        example's `if args.distributed: init_process_group(...)` in main_worker, then `train(...)` and
+        `val(...)`, whose `dist.all_reduce(loss)` stands under no test). The call, the `if`, and how
+        the other arm reads. Not where the function itself tests for a group first."""
+        func = file.function(use)
+        if func is None or list(file.conditions(use)) or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        sites = file.call_sites.get(func, [])
+        for site, _ in sites:
+            if file.function(site) is func:
+                continue
+            found = self._started_on_one_arm(file, site, relaxed=True)
+            if found is not None:
+                return site, found[0], found[1]
+        return None
+
+    def _started_on_one_arm(self, file: FileModel, use: ast.Call, relaxed: bool = False) -> tuple[ast.If, str] | None:
         """An `if` before `use`, in the block that holds it, whose one arm starts a
         group and whose other arm neither starts one nor leaves the block; nothing
         tests whether `use` runs, and nothing before the `if` in that block starts a
         group. The `if` and how the other arm reads (its test, or its negation)."""
-        if list(file.conditions(use)):
+        tests = list(file.conditions(use))
+        if tests and not relaxed:
             return None
         stmt = file.statement(use)
         # a use inside loops and `with` blocks below the `if` runs after it all the same: the step's
         # all_reduce in `for epoch: for batch:` (lint heldout15 u049, an mmcv init_dist launcher)
-        while type(file.parent.get(stmt)) in (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith) \
-                and stmt in getattr(file.parent.get(stmt), "body", ()):
+        climb = (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.While) + ((ast.If,) if relaxed else ())
+        while type(file.parent.get(stmt)) in climb and (stmt in getattr(file.parent.get(stmt), "body", ())
+                                                      or relaxed and stmt in getattr(file.parent.get(stmt), "orelse", ())):
             stmt = file.parent[stmt]
         block = next((getattr(file.parent.get(stmt), f) for f in ("body", "orelse", "finalbody")
                       if stmt in getattr(file.parent.get(stmt), f, ())), None)
@@ -299,6 +340,8 @@ class DistWithoutInit(Rule):
                     return None  # started on both arms
                 continue
             other, how = arms[starts.index(False)]
+            if any(ast.unparse(test) in ast.unparse(t) for t in tests):
+                return None  # (relaxed: the use is tested on the same condition)
             if any(isinstance(n, (ast.Return, ast.Raise, ast.Continue, ast.Break)) for stmt_ in other
                    for n in ast.walk(stmt_)) or any(
                     type(n) is ast.Call and terminal_name(n.func) in ("exit", "_exit") for stmt_ in other
