@@ -371,3 +371,52 @@ class TestRankHardcodedWorldOfOneUnderALauncher:
 
     def test_control_a_world_of_one_in_a_plain_script_is_not_said(self):
         assert lines(WORLD_OF_ONE.replace("FLAG", 'parser.add_argument("--mode", default="train")'), self.rule) == []
+
+
+# lint heldout17 u052 (a retrieval trainer, the DeiT template): init_distributed_mode returns without a group
+# where the launcher's variables are absent, and the epoch loop's barrier() is bare
+HELPER = """
+    import os
+    import torch.distributed as dist
+
+    def init_distributed_mode(config):
+        if 'RANK' in os.environ and 'WORLD_SIZE' in os.environ:
+            config['rank'] = int(os.environ["RANK"])
+        else:
+            print('Not using distributed mode')
+            config['ddp'] = False
+            return
+        dist.init_process_group(backend='nccl', init_method='env://')
+
+    def main(config, loader):
+        init_distributed_mode(config)
+        try:
+            for epoch in range(config['epochs']):
+                BARRIER
+        except Exception as e:
+            print(e)
+"""
+
+
+class TestDistWithoutInitAfterAHelperThatMayReturnEarly:
+    """dist-without-init: a collective after the file's own set-up function that returns without a group on
+    one path."""
+
+    rule = "dist-without-init"
+
+    def test_sibling_a_bare_barrier_after_the_helper_is_said(self):
+        [(line, _, message)] = found(HELPER.replace("BARRIER", "dist.barrier()"), self.rule)
+        assert line == 17 and "`init_distributed_mode()` on line 14" in message and "returns at line 10" in message
+
+    def test_control_a_guarded_barrier_is_not_said(self):
+        code = HELPER.replace("BARRIER", "if dist.is_initialized():\n                    dist.barrier()")
+        assert lines(code, self.rule) == []
+
+    def test_control_a_helper_that_starts_the_group_on_every_path_is_not_said(self):
+        code = HELPER.replace("BARRIER", "dist.barrier()").replace("            return\n", "")
+        assert lines(code, self.rule) == []
+
+    def test_control_a_helper_that_returns_where_a_group_exists_is_not_said(self):
+        code = HELPER.replace("BARRIER", "dist.barrier()").replace(
+            "if 'RANK' in os.environ and 'WORLD_SIZE' in os.environ:", "if not dist.is_initialized():")
+        assert lines(code, self.rule) == []
