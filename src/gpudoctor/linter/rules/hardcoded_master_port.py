@@ -1,12 +1,16 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH, env_writes, string_prefix
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
+# A launcher named in a command the file builds, and its port option given a literal.
+LAUNCHER = re.compile(r"\btorchrun\b|torch\.distributed\.(run|launch)\b")
+PORT_OPTION = re.compile(r"--master[_-]port(?:[= ](\d+))?$")
 # A program run by SLURM or MPI across nodes: every node must use the same port.
 MULTI_NODE = ("SLURM_", "OMPI_COMM_WORLD", "PMI_RANK", "MPI.COMM_WORLD", ".Get_rank()", ".Get_size()")
 # ... unless MASTER_ADDR is this machine: then the job is one node (issue 41's sample: mpirun on one host).
@@ -43,6 +47,12 @@ class HardcodedMasterPort(Rule):
     elsewhere, and the one reader who met it under mp.spawn (lint heldout10,
     its comment says it keeps an outside port) passed over it.
 
+    A launcher command the file builds as an argument vector (`[sys.executable, '-m',
+    'torch.distributed.run', '--master_port=29500', ...]` for subprocess) with a literal
+    `--master_port` is the same literal (lint heldout20: a script that relaunches itself under
+    torchrun); a computed option (`f'--master_port={port}'`) is not, nor a command written as one
+    string (a usage note in a docstring; a sweep's shell line, which its reader passed over).
+
     Not a write in a file whose every `init_process_group` names its own rendezvous
     (`init_method='file:...'` or `'tcp://host:port'`) and that reads MASTER_PORT nowhere: only
     `env://` reads it, so the literal reaches no rendezvous (lint heldout19: a gloo trainer
@@ -62,7 +72,7 @@ class HardcodedMasterPort(Rule):
     in_tests = False  # a test picks its port on purpose (and runs alone)
     message = "MASTER_PORT is set to a literal: the next job on this host collides with it"
     fix = 'os.environ.setdefault("MASTER_PORT", "29500")  # the launcher\'s port wins; or torchrun --standalone'
-    needles = ("MASTER_PORT",)
+    needles = ("MASTER_PORT", "master_port", "master-port")
 
     VALID = (
         '''
@@ -126,6 +136,7 @@ class HardcodedMasterPort(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        yield from _launch_command(file)
         if _read_by_no_group(file):
             return  # every group names its own rendezvous (file://, tcp://): the port is nobody's
         spawned = any(file.is_spawn(c) for c in file.calls)
@@ -247,3 +258,32 @@ def _read_by_no_group(file: FileModel) -> bool:
         if type(up) is ast.Call and terminal_name(up.func) in ("get", "getenv", "pop") and node in up.args:
             return False
     return True
+
+
+def _launch_command(file: FileModel) -> Iterator[Hit]:
+    """A launcher command the file builds as an argument vector (a list or tuple) that starts torchrun
+    (`-m torch.distributed.run`, `torchrun`, the old launch) with a literal `--master_port`: every run
+    it starts meets on that port, and the next job on this host collides with it (lint heldout20 u055: a
+    script that relaunches itself under torch.distributed.run with `'--master_port=29500'`). An option
+    given a value the file computes (`f'--master_port={port}'`) is not said, nor a command written as one
+    string (a usage note in a docstring, lint heldout14 u042; a sweep's shell line run job after job by
+    os.system, heldout3 m002, which its reader passed over)."""
+    for node in ast.walk(file.tree):
+        if not isinstance(node, (ast.List, ast.Tuple)):
+            continue
+        tokens: list[tuple[ast.expr, object]] = [(part, constant(part)) for part in node.elts]
+        if not any(type(w) is str and LAUNCHER.search(w) for _, w in tokens):
+            continue
+        for i, (part, word) in enumerate(tokens):
+            match = PORT_OPTION.match(word) if type(word) is str else None
+            if match is None:
+                continue
+            port = match.group(1)
+            if port is None and i + 1 < len(tokens):
+                port = str(tokens[i + 1][1]) if tokens[i + 1][1] is not None else None  # ['--master_port', '29500']
+            if port and port.isdigit():
+                yield Hit(part, message=f"the launcher command this file builds passes the literal --master_port "
+                          f"{port}: every run it starts meets on that port, and the next job on this host "
+                          "collides with it",
+                          fix="drop --master_port (torchrun --standalone picks a free port on one node), or "
+                          "take it from the environment: f'--master_port={os.environ.get(\"MASTER_PORT\", 29500)}'")

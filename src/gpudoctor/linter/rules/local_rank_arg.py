@@ -34,7 +34,12 @@ class LocalRankArg(Rule):
     the parsed arguments (`args = parser.parse_args()`, or `args = get_args()` where
     its own get_args returns them: lint heldout19) and never reads
     `args.local_rank` back (accelerate and Lightning scripts keep the
-    argument for old launchers); a DeepSpeed program, whose `deepspeed`
+    argument for old launchers), nor a `["local_rank"]` key (a dict made of
+    the arguments, `config[key] = value` over `vars(args).items()`, then
+    `rank=config["local_rank"]`, is a read: lint heldout20); a file whose only
+    read is a function's `return args.local_rank` whose callers drop the value or
+    bind it to a name nothing reads (the flag parsed only to take it off the command
+    line before Hydra sees it: lint heldout20); a DeepSpeed program, whose `deepspeed`
     launcher does pass `--local_rank`; a flag declared in both spellings
     (`"--local_rank", "--local-rank"`) whose value is not read in view (the
     fix for torch 2's launcher, which passes `--local-rank`: issue 41's
@@ -147,8 +152,12 @@ class LocalRankArg(Rule):
         if _reads_local_rank_env(file):
             yield from self._required(file)
             return
-        read = any(type(n) is ast.Attribute and n.attr == "local_rank" and type(n.ctx) is ast.Load
-                   for n in ast.walk(file.tree))
+        # read back as an attribute, or as a key of a dict made of the parsed arguments (`config = {}`, filled
+        # from `vars(args).items()`, then `rank=config["local_rank"]`: lint heldout20 u042, u050)
+        read = any((type(n) is ast.Attribute and n.attr == "local_rank" or type(n) is ast.Subscript
+                    and constant(n.slice, str) == "local_rank") and type(n.ctx) is ast.Load for n in ast.walk(file.tree))
+        if read and _returned_to_nothing(file):
+            return  # the value is handed back to a caller that never reads it (lint heldout20 u039)
         if not read and self._parsed_here(file):
             return  # the parsed arguments are in view and never read back: whatever a launcher passes goes unused
         if self._own_launcher(file):
@@ -352,3 +361,33 @@ def _replaced_before_read(file: FileModel) -> bool:
              and type(n.ctx) is ast.Load]
     return any(all(file.function(r) is file.function(store) and (r.lineno, r.col_offset) > (store.lineno, store.col_offset)
                    for r in reads) for store in stores)
+
+
+def _returned_to_nothing(file: FileModel) -> bool:
+    """Every read of `.local_rank` is a function's `return args.local_rank`, and every call of that
+    function in the file drops the value or binds it to a name nothing reads: the flag is parsed only to
+    take it off the command line (lint heldout20 u039: `filter_ddp_args()` parses `--local_rank` with
+    `parse_known_args` so that Hydra does not see it, and main() binds the result to a name it never
+    uses). The file then reads no value of the flag, whatever a launcher passes."""
+    reads = [n for n in ast.walk(file.tree) if type(n) is ast.Attribute and n.attr == "local_rank"
+             and type(n.ctx) is ast.Load]
+    if not reads:
+        return False
+    for node in reads:
+        func = file.function(node)
+        if type(file.parent.get(node)) is not ast.Return or func is None:
+            return False
+        sites = file.call_sites.get(func, [])
+        if not sites or file.references.get(func, []) and len(file.references[func]) != len(sites):
+            return False  # (handed on, not only called: its value may be read elsewhere)
+        for call, _ in sites:
+            up = file.parent.get(call)
+            if type(up) is ast.Expr:
+                continue
+            if type(up) is not ast.Assign or len(up.targets) != 1 or type(up.targets[0]) is not ast.Name:
+                return False
+            name = up.targets[0].id
+            if any(type(n) is ast.Name and n.id == name and type(n.ctx) is ast.Load
+                   and any(getattr(b, "value", None) is call for b in file.lookup(n) or []) for n in ast.walk(file.tree)):
+                return False
+    return True

