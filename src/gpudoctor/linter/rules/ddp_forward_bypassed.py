@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.idioms import is_optimizer, wrapper_kind
-from gpudoctor.linter.model import FileModel, position, terminal_name
+from gpudoctor.linter.model import Binding, FileModel, position, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import _no_grad
 from gpudoctor.linter.rules.wrapper_method_call import WRAPPER_NAMES, WrapperMethodCall, _wrapping
@@ -74,6 +74,12 @@ class DdpForwardBypassed(Rule):
     One diagnostic per wrapper and training step (its loop, else its function), naming the other
     lines: a GAN step that runs the generator and the discriminator through `model.module` and
     backpropagates two losses is one bypassed wrapper (lint heldout15 u031).
+
+    The forward's value is followed to the backward through the bindings that reach it: a
+    validation loop that runs the bare module with no backward of its own, beside a training loop
+    that binds the same names again from the wrapper before its backward reads them, is no
+    training step (lint heldout20 u033: `predictions = efs_model(data)` under the comment that
+    unequal validation shards must not enter DDP's forward).
 
     Not flagged: `.module` read for nn.Module's own methods (`state_dict`,
     `parameters`, `eval`, ...), for a save, a copy or an EMA update; a
@@ -322,7 +328,7 @@ class DdpForwardBypassed(Rule):
         if self._calls_wrapper(file, _step(file, call, func), holder):
             return None
         tainted = _flow(func, {id(call)}, set())
-        found = _backward_in(func, tainted, {id(call)})
+        found = _reaching_backward(file, func, tainted, {id(call)})
         if found is not None:
             return found
         if not any(type(r) is ast.Return and r.value is not None and _mentions(r.value, tainted, {id(call)})
@@ -332,7 +338,7 @@ class DdpForwardBypassed(Rule):
             caller = file.function(site) or file.tree
             if self._calls_wrapper(file, _step(file, site, caller), holder):
                 continue
-            found = _backward_in(caller, _flow(caller, {id(site)}, set()), {id(site)})
+            found = _reaching_backward(file, caller, _flow(caller, {id(site)}, set()), {id(site)})
             if found is not None:
                 return found
         return None
@@ -399,6 +405,85 @@ def _backward_in(func: ast.AST, names: set[str], nodes: set[int]) -> ast.Call | 
         if _mentions(node.func.value, names, nodes) or any(_mentions(a, names, nodes) for a in node.args[:1]):
             return node
     return None
+
+
+def _reaching_backward(file: FileModel, func: ast.AST, names: set[str], nodes: set[int]) -> ast.Call | None:
+    """`_backward_in`, where the value backpropagated is the forward's by the bindings that reach the
+    backward: a name bound again before the backward reads it carries that binding's value, not the
+    forward's (lint heldout20 u033: the validation loop's `predictions = efs_model(data)`, no backward
+    there, and the training loop's `loss.backward()`, whose `predictions` is `ddp_model(data)` of its
+    own batch, bound again before every read)."""
+    for node in ast.walk(func):
+        if type(node) is not ast.Call or type(node.func) is not ast.Attribute or node.func.attr != "backward":
+            continue
+        operands: list[ast.AST] = [node.func.value, *node.args[:1]]
+        if any(_mentions(o, names, nodes) for o in operands) and _reached(file, func, operands, names, nodes):
+            return node
+    return None
+
+
+# Methods that change the object they are called on: a container a forward's output is put in.
+MUTATORS = frozenset({"append", "extend", "insert", "update", "add", "setdefault"})
+
+
+def _reached(file: FileModel, func: ast.AST, exprs: list[ast.AST], names: set[str], nodes: set[int]) -> bool:
+    """Whether the value of `exprs` may come from one of `nodes`, followed back through the bindings
+    that reach each read of one of `names` (`file.lookup`: the last before the read, in its arms).
+    True also where the chain leaves what bindings show: a name whose object `func` changes in place
+    with such a value (`outs.append(out)`, `outs[k] = out`, `self.out = out`)."""
+    changed = _changed_in_place(func, names, nodes)
+    todo, seen = list(exprs), set()
+    while todo:
+        expr = todo.pop()
+        for sub in _read_nodes(expr):
+            if id(sub) in nodes:
+                return True
+            if type(sub) is not ast.Name or sub.id not in names or id(sub) in seen:
+                continue
+            seen.add(id(sub))
+            if sub.id in changed or len(seen) > 200:
+                return True
+            for binding in file.lookup(sub) or []:
+                if not isinstance(binding, Binding):
+                    continue
+                value = binding.value
+                todo += [value.value, value.target] if type(value) is ast.AugAssign else [value]
+    return False
+
+
+def _changed_in_place(func: ast.AST, names: set[str], nodes: set[int]) -> set[str]:
+    """The names whose object `func` changes in place with a value that reads one of `names` or holds
+    one of `nodes`: the base of an assigned item or attribute (`outs[k] = out`, `self.out = out`), the
+    receiver of a method that fills it (`outs.append(out)`)."""
+    out: set[str] = set()
+    for node in ast.walk(func):
+        if type(node) in (ast.Assign, ast.AugAssign, ast.AnnAssign):
+            value = getattr(node, "value", None)
+            targets = node.targets if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
+            if value is None or not _mentions(value, names, nodes):
+                continue
+            for target in targets:
+                for part in ast.walk(target):
+                    if type(part) in (ast.Attribute, ast.Subscript):
+                        base = part
+                        while type(base) in (ast.Attribute, ast.Subscript):
+                            base = base.value  # type: ignore[attr-defined]
+                        if type(base) is ast.Name:
+                            out.add(base.id)
+        elif type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in MUTATORS \
+                and type(node.func.value) is ast.Name \
+                and any(_mentions(a, names, nodes) for a in [*node.args, *(k.value for k in node.keywords)]):
+            out.add(node.func.value.id)
+    return out
+
+
+def _read_nodes(expr: ast.AST) -> Iterator[ast.AST]:
+    """`expr` and the nodes in it, other than under `.detach()` / `.item()` (cut from the graph)."""
+    if type(expr) is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr in ("detach", "item"):
+        return
+    yield expr
+    for child in ast.iter_child_nodes(expr):
+        yield from _read_nodes(child)
 
 
 # What a training step is handed: an optimizer it steps, a loader it iterates.
