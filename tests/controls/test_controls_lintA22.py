@@ -362,3 +362,37 @@ class TestTorchLoadNoMapLocationOneGpu:
 
     def test_control_the_cpu_is_not_reported(self):
         assert found(ONE_GPU_MAP.replace("MAPPED", "'cpu'"), self.rule) == []
+
+
+# Pragyanstha/SummerCamp2021 train_parallel.py (lint heldout20 u019): the wrappers rebound to `.train()` (which
+# returns the module itself) and handed to train(), whose epoch checkpoint saves their state dicts
+REBOUND_TRAIN = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def train(generator, discriminator, rank, epoch):
+        if rank == 0:
+            checkpoint = {'epoch': epoch}
+            checkpoint['generator_state_dict'] = SAVED
+            torch.save(checkpoint, f'checkpoint/epoch_{epoch}.pth')
+
+    def main(rank, world_size):
+        generator = Generator(dim=args.dim).to(f'cuda:{rank}')
+        generator = DDP(generator, device_ids=[rank])
+        generator = generator.train()
+        for epoch in range(args.epoch):
+            train(generator, discriminator, rank, epoch)
+"""
+
+
+class TestSaveDdpWrapperReboundToTrain:
+    """save-ddp-wrapper: `generator = generator.train()` returns the wrapper itself."""
+
+    verdict = "save-ddp-wrapper"
+    rule = "save-ddp-wrapper"
+
+    def test_sibling_the_wrapper_rebound_to_train_is_reported(self):
+        assert found(REBOUND_TRAIN.replace("SAVED", "generator.state_dict()"), self.rule) == [(7, "warning")]
+
+    def test_control_its_module_saved_is_not_reported(self):
+        assert found(REBOUND_TRAIN.replace("SAVED", "generator.module.state_dict()"), self.rule) == []

@@ -97,7 +97,10 @@ class SaveDdpWrapper(Rule):
     save_best:` the best; after pretraining, then after training, in another
     function: lint heldout17 u023) is one diagnostic at the first save, naming
     the others, and so are the state dicts of several wrappers one file saves
-    (lint heldout20 u026: a GAN's netG and netD, one reader's entry). apex's
+    (lint heldout20 u026: a GAN's netG and netD, one reader's entry). A
+    wrapper rebound to one of nn.Module's methods that return the module itself
+    (`generator = generator.train()` after `generator = DDP(generator, ...)`,
+    lint heldout20 u019) is still the wrapper. apex's
     DistributedDataParallel is a wrapper too, and so is what a builder of this
     file returns on every path (`build(...).to(device)`); an arm that raises or
     returns does not count as a path where the model stays plain. A save helper
@@ -285,7 +288,7 @@ class SaveDdpWrapper(Rule):
                     continue
                 if self._unwrapped_elsewhere(file, holder) or tested_as_own_class(file, saved, source(holder)):
                     continue  # (`if isinstance(model, GFV): save(model.state_dict())`: the bare model there)
-                origins = file.origins(holder)
+                origins = _through_self_returns(file, file.origins(holder))
                 kinds = {wrapper_kind(file, o) for o in origins}
                 if not origins or "" in kinds:
                     unwrapped = self._module_saved(file, holder, saved) if state_dict else None
@@ -706,3 +709,23 @@ class SaveDdpWrapper(Rule):
         values = [b.value for b in file.bindings.get((file.scope(saved_to), saved_to.id), [])]
         return any(type(n) is ast.Call and terminal_name(n.func) in RUN_STAMPS
                    for value in values for n in ast.walk(value))
+
+
+# nn.Module's methods that return the module itself: `generator = generator.train()` keeps the wrapper.
+RETURNS_SELF = frozenset({"train", "eval", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_"})
+
+
+def _through_self_returns(file: FileModel, origins: list[object]) -> list[object]:
+    """`origins`, where a call of one of nn.Module's methods that return the module itself, on a name
+    every value of which is a DDP / DataParallel wrapper there (`generator = generator.train()` after
+    `generator = DDP(generator, ...)`, lint heldout20 u019), stands for those wrappers."""
+    out: list[object] = []
+    for origin in origins:
+        if type(origin) is ast.Call and type(origin.func) is ast.Attribute and origin.func.attr in RETURNS_SELF \
+                and type(origin.func.value) is ast.Name and not wrapper_kind(file, origin):
+            inner = file.origins(origin.func.value)
+            if inner and all(type(o) is ast.Call and wrapper_kind(file, o) for o in inner):
+                out += inner
+                continue
+        out.append(origin)
+    return out
