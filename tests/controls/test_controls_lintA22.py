@@ -396,3 +396,31 @@ class TestSaveDdpWrapperReboundToTrain:
 
     def test_control_its_module_saved_is_not_reported(self):
         assert found(REBOUND_TRAIN.replace("SAVED", "generator.module.state_dict()"), self.rule) == []
+
+
+# alrivero/TATER train_parallel.py (lint heldout20 u027): the trainer module wrapped in DDP, and each batch handed to its own
+# step through `.module`
+OWN_STEP = """
+    import torch
+
+    def train(rank, world_size, config):
+        trainer = TATERTrainerParallel(config).to(rank)
+        trainer = torch.nn.parallel.DistributedDataParallel(trainer, device_ids=[rank])
+        train_loader, val_loader, effective_seg_count = load_dataloaders_parallel(config, rank, world_size)
+        for epoch in range(config.train.resume_epoch, config.train.num_epochs):
+            for batch_idx, batch in tqdm(enumerate(train_loader), total=len(train_loader)):
+                output = trainer.module.CALLED(batch, batch_idx, epoch, phase='train')
+"""
+
+
+class TestDdpForwardBypassedOwnStep:
+    """ddp-forward-bypassed: `.module`'s own step handed the loader's batch, the wrapper never called there."""
+
+    verdict = "ddp-forward-bypassed"
+    rule = "ddp-forward-bypassed"
+
+    def test_sibling_the_modules_step_on_each_batch_is_a_warning(self):
+        assert found(OWN_STEP.replace("CALLED", "step"), self.rule) == [(9, "warning")]
+
+    def test_control_a_visualisation_of_the_batch_is_not_reported(self):
+        assert found(OWN_STEP.replace("CALLED", "create_visualizations"), self.rule) == []

@@ -42,6 +42,10 @@ class DdpForwardBypassed(Rule):
     returns. A warning, naming the line, where the name is a DDP wrapper on
     one path only (`if args.distributed: model = DDP(model)`).
 
+    A warning where `.module`'s own step is handed the batch of the loop over a loader that never
+    calls the wrapper (`trainer.module.step(batch, batch_idx, epoch, phase=phase)`, lint heldout20
+    u027): its backward is inside that method, not in view.
+
     Also where the step runs inside the method of `.module` itself: it is handed an optimizer
     (`ddp_model.module.OneEpoch(optimizer, user, pos, neg)`, lint heldout13 u061), or a method
     named for training is handed a loader (`model.module.train(train_loader, val_data=...)`,
@@ -194,6 +198,8 @@ class DdpForwardBypassed(Rule):
         names = _names_of(file, node.value) | ({use.id} if type(use) is ast.Name else set())
         backward = self._backward(file, call, holder) or _steps_inside(file, call, use) \
             or _epoch_handed(file, call, use, holder, names)
+        unseen = None if backward is not None else _steps_on_batch(file, call, use, holder)
+        backward = backward or unseen
         if backward is None:
             return
         if type(backward) is ast.Call and not _stepped(file, names, backward):
@@ -212,6 +218,9 @@ class DdpForwardBypassed(Rule):
             return
         where = f"line {backward.lineno}" if backward.lineno != call.lineno else "this line"
         tail = "" if not severity else "; lint cannot tell whether this step runs on that path"
+        if unseen is not None:
+            # the backward runs inside the model's own step, which the file does not show (lint heldout20 u027)
+            severity, tail = WARNING, f"{tail}, if {what} backpropagates (its body is not in view)"
         step = (f"the loss backpropagated at {where} comes from {what}" if type(backward) is ast.Call else
                 f"the training step runs inside {what}, handed `{ast.unparse(backward)[:40]}`")
         loop = _step(file, call, file.function(call) or file.tree)
@@ -513,6 +522,33 @@ def _steps_inside(file: FileModel, call: ast.Call, module: ast.expr) -> ast.expr
             return arg
         if trains and ("DataLoader" in made or terminal_name(arg).endswith("loader")):
             return arg
+    return None
+
+
+def _steps_on_batch(file: FileModel, call: ast.Call, module: ast.expr, holder: str) -> ast.expr | None:
+    """`W.module.step(batch, ...)` (a method named `step` or for training) in a loop over a loader (a
+    DataLoader, or a name ending in `loader`, through `enumerate` / `tqdm`), handed the loop's batch, in
+    a loop that never calls the wrapper: the model's own training step, its backward inside it (lint
+    heldout20 u027: `trainer.module.step(batch, batch_idx, epoch, phase=phase)`). The batch handed."""
+    func = call.func
+    if type(func) is not ast.Attribute or func.value is not module or SAVES.search(func.attr) \
+            or not (func.attr == "step" or TRAINS.search(func.attr)):
+        return None
+    for loop in file.enclosing_loops(call):
+        if type(loop) is not ast.For:
+            continue
+        source = loop.iter
+        while type(source) is ast.Call and terminal_name(source.func) in ("enumerate", "tqdm", "iter") and source.args:
+            source = source.args[0]
+        made = [terminal_name(o.func) for o in file.origins(source) if type(o) is ast.Call]
+        if type(source) not in (ast.Name, ast.Attribute) or not (
+                "DataLoader" in made or terminal_name(source).lower().endswith("loader")):
+            continue
+        batch = {n.id for n in ast.walk(loop.target) if type(n) is ast.Name}
+        handed = [a for a in [*call.args, *(k.value for k in call.keywords)] if type(a) is ast.Name and a.id in batch]
+        if handed and not DdpForwardBypassed._calls_wrapper(file, loop, holder):
+            return handed[0]
+        return None
     return None
 
 
