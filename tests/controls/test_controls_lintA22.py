@@ -424,3 +424,33 @@ class TestDdpForwardBypassedOwnStep:
 
     def test_control_a_visualisation_of_the_batch_is_not_reported(self):
         assert found(OWN_STEP.replace("CALLED", "create_visualizations"), self.rule) == []
+
+
+# abelxiaoxing/PytorchMulti-GPUTraining ddp_train.py (lint heldout17 u008): the DDP model handed to the project's val_one_epoch on local rank 0 only
+VAL_ON_RANK_0 = """
+    import torch.nn as nn
+    from utils import train_one_epoch, CALLED
+
+    def main(local_rank, use_ddp, epochs, criterion, optimizer, train_loader, val_loader, device):
+        model = Net().to(device)
+        if use_ddp:
+            model = nn.parallel.DistributedDataParallel(model, device_ids=[local_rank], output_device=local_rank)
+        for epoch in range(epochs):
+            avg_train_loss = train_one_epoch(model, criterion, optimizer, train_loader, device)
+            if local_rank == 0:
+                avg_val_loss, val_accuracy = CALLED(model, criterion, val_loader, device)
+"""
+
+
+class TestDdpForwardOnOneRankValNamed:
+    """ddp-forward-on-one-rank: a project function not in view, named for validation (`val_one_epoch`), handed
+    the DDP model on rank 0 only: a warning that says it is not in view."""
+
+    verdict = "ddp-forward-on-one-rank"
+    rule = "ddp-forward-on-one-rank"
+
+    def test_sibling_val_one_epoch_on_rank_0_is_a_warning(self):
+        assert found(VAL_ON_RANK_0.replace("CALLED", "val_one_epoch"), self.rule) == [(11, "warning")]
+
+    def test_control_a_function_named_for_an_interval_is_not_reported(self):
+        assert found(VAL_ON_RANK_0.replace("CALLED", "log_interval"), self.rule) == []

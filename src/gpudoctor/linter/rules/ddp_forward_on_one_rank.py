@@ -685,8 +685,9 @@ def _no_grad(file: FileModel, call: ast.AST, site: ast.AST) -> bool:
 
 NO_GRAD = re.compile(r"\b(no_grad|inference_mode)\b")
 # A function whose name says it runs the model it is given on data (evaluation, inference, sampling).
-EVALUATES = re.compile(r"eval|valid|test|infer|predict|bleu|metric|accuracy|score|sampl|generat|reconstruct",
-                       re.IGNORECASE)
+# (`val` as a word of the name too: `val_one_epoch`, lint lh17 u008; not `interval`)
+EVALUATES = re.compile(r"eval|valid|test|infer|predict|bleu|metric|accuracy|score|sampl|generat|reconstruct"
+                       r"|(?:^|_)val(?:_|$)", re.IGNORECASE)
 
 # A parameter that holds the model a function is given: `model`, `net`, `ddp_model`.
 MODEL_PARAM = re.compile(r"model|net$|^net", re.IGNORECASE)
