@@ -454,3 +454,42 @@ class TestDdpForwardOnOneRankValNamed:
 
     def test_control_a_function_named_for_an_interval_is_not_reported(self):
         assert found(VAL_ON_RANK_0.replace("CALLED", "log_interval"), self.rule) == []
+
+
+# jianglongye/gifs ddp_train.py (lint heldout17 u029): the checkpoint dict spread over the lines of the torch.save call, the
+# wrapper's state dict four lines in
+SPREAD_SAVE = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def train(rank, net, optimizer, path, epoch):
+        net = DDP(net, device_ids=[rank])
+        if rank == 0:
+            torch.save(
+                {
+                    "epoch": epoch,
+                    "model_state_dict": SAVED,
+                    "optimizer_state_dict": optimizer.state_dict(),
+                },
+                path,
+            )
+"""
+
+
+def found_also(code: str, rule: str) -> list[tuple[int, tuple[int, ...]]]:
+    """(line, also) of each diagnostic of `rule`."""
+    return [(d.line, d.also) for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")
+            if d.rule == rule]
+
+
+class TestSaveDdpWrapperStateLine:
+    """save-ddp-wrapper: said at the save, naming the line that takes the wrapper's state."""
+
+    verdict = "save-ddp-wrapper"
+    rule = "save-ddp-wrapper"
+
+    def test_sibling_the_state_line_is_named(self):
+        assert found_also(SPREAD_SAVE.replace("SAVED", "net.state_dict()"), self.rule) == [(7, (10,))]
+
+    def test_control_the_modules_state_is_not_reported(self):
+        assert found_also(SPREAD_SAVE.replace("SAVED", "net.module.state_dict()"), self.rule) == []

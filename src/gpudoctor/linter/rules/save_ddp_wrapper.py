@@ -91,7 +91,9 @@ class SaveDdpWrapper(Rule):
     heldout9/heldout10). A checkpoint dict spread over lines in the save is
     said at its `torch.save`; one built in its own statement, or passed to a save
     helper, at the wrapper's `state_dict()` (naming the helper's save, which
-    serves every caller); a state dict taken into a name first
+    serves every caller); either way naming the other line, the state dict's or
+    the save's (lint heldout17 u029: a reader's entry at the state dict, four
+    lines into the `torch.save` call); a state dict taken into a name first
     (`ckp = self.model.state_dict(); torch.save(ckp, path)`) is followed. One
     wrapper's state saved at several calls (the last checkpoint, then under `if
     save_best:` the best; after pretraining, then after training, in another
@@ -359,7 +361,16 @@ class SaveDdpWrapper(Rule):
                 # then under `if is_best:` `torch.save(state, best)`; lint heldout17 u023: the encoder-decoder's
                 # state after pretraining and after training): said at the first save, naming the others.
                 # The wrappers of one file saved so are one cause too (lint heldout20 u026: netG and netD).
-                yield call, Hit(at, message=message, fix=fix, cause=("saved wrapped", state_dict))
+                # the save and the state dict on other lines (a checkpoint dict spread over lines) are one
+                # place: the diagnostic names the other line too (lint heldout17 u029: a reader's entry at
+                # `"model_state_dict": net.state_dict(),` four lines into the torch.save call)
+                other = {getattr(saved, "lineno", at.lineno), call.lineno} - {at.lineno}
+                if other and at is call:
+                    message += f" (the state taken at line {min(other)})"
+                elif other and f"line {call.lineno}" not in message:
+                    message += f" (saved by the call on line {call.lineno})"
+                yield call, Hit(at, message=message, fix=fix, cause=("saved wrapped", state_dict),
+                                also=tuple(sorted(other)))
                 break
 
     @staticmethod
