@@ -456,15 +456,28 @@ def _handed_wrapper(file: FileModel, use: ast.Attribute, rule: WrapperMethodCall
             break
         if isinstance(above, BRANCHES) and not isinstance(above, (ast.For, ast.AsyncFor, ast.While)):
             return None
+    key = ("wrapper handed", func, holder.id)  # once per function and parameter: `args.x` is read often
+    if key not in file.memo:
+        file.memo[key] = _handed_to(file, func, holder.id, rule)
+    return file.memo[key]  # type: ignore[return-value]
+
+
+def _handed_to(file: FileModel, func: ast.FunctionDef | ast.AsyncFunctionDef, name: str, rule: WrapperMethodCall) \
+        -> tuple[ast.Call, ast.Name, str, ast.expr | None] | None:
+    """`_handed_wrapper`'s call of the file that hands the parameter `name` of `func` a certain wrapper,
+    where `func` neither tests nor unwraps it."""
+    sites = file.call_sites.get(func, [])
+    if not sites:
+        return None
     body = ast.unparse(func)
-    if WRAPPER_TEST.search(body) or re.search(rf"\b{re.escape(holder.id)}\.module\b|['\"]module['\"]", body):
+    if WRAPPER_TEST.search(body) or re.search(rf"\b{re.escape(name)}\.module\b|['\"]module['\"]", body):
         return None
     positional = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
-    for site, offset in file.call_sites.get(func, []):
-        index = positional.index(holder.id) - offset if holder.id in positional else None
+    for site, offset in sites:
+        index = positional.index(name) - offset if name in positional else None
         if index is not None and index < 0:
             continue
-        value = keyword(site, holder.id, index)
+        value = keyword(site, name, index)
         if type(value) is not ast.Name:
             continue
         kinds = rule._kinds(file, value, site, 0)
