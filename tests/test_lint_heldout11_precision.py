@@ -245,8 +245,9 @@ CASES: dict[str, tuple[str, set[tuple[int, str]], str]] = {
     "control: the DistributedSampler over the loader's dataset": (
         "sampler-dataset-mismatch", set(), OVER_SAMPLER.replace("OVER", "self.trainset").replace(
             "SHUFFLE", "shuffle = False")),
-    "sibling: a DistributedSampler over another dataset: an error at the loader": (
-        "sampler-dataset-mismatch", {(10, "error")}, OVER_SAMPLER.replace("OVER", "self.valset").replace(
+    # (a warning since lintA22: which dataset is longer the file does not show, lint heldout20 u015)
+    "sibling: a DistributedSampler over another dataset: a warning at the loader": (
+        "sampler-dataset-mismatch", {(10, "warning")}, OVER_SAMPLER.replace("OVER", "self.valset").replace(
             "SHUFFLE", "shuffle = False")),
     "control: the save in the else of the distributed switch: one process": (
         "save-all-ranks", set(), SWITCH_SAVE.replace(

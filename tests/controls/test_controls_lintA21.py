@@ -91,8 +91,9 @@ class TestSamplerDatasetMismatchWrappedDataset:
         code = WRAPPED.replace("dataset=CustomisedDataset(trainset,", "dataset=Subset(trainset,")
         assert found(code.replace("OVER", "trainset"), self.rule) == [(9, "error")]
 
-    def test_sibling_another_dataset_stays_an_error(self):
-        assert found(WRAPPED.replace("OVER", "testset"), self.rule) == [(9, "error")]
+    def test_sibling_another_dataset_is_a_warning(self):
+        # which of the two is longer the file does not show (lintA22, lint heldout20 u015)
+        assert found(WRAPPED.replace("OVER", "testset"), self.rule) == [(9, "warning")]
 
     def test_control_the_sampler_over_the_wrapper_is_not_reported(self):
         code = WRAPPED.replace("dataset=CustomisedDataset(trainset,", "dataset=wrapped,").replace(

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.idioms import is_optimizer, wrapper_kind
-from gpudoctor.linter.model import FileModel, position, terminal_name
+from gpudoctor.linter.model import Binding, FileModel, position, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import _no_grad
 from gpudoctor.linter.rules.wrapper_method_call import WRAPPER_NAMES, WrapperMethodCall, _wrapping
@@ -42,6 +42,10 @@ class DdpForwardBypassed(Rule):
     returns. A warning, naming the line, where the name is a DDP wrapper on
     one path only (`if args.distributed: model = DDP(model)`).
 
+    A warning where `.module`'s own step is handed the batch of the loop over a loader that never
+    calls the wrapper (`trainer.module.step(batch, batch_idx, epoch, phase=phase)`, lint heldout20
+    u027): its backward is inside that method, not in view.
+
     Also where the step runs inside the method of `.module` itself: it is handed an optimizer
     (`ddp_model.module.OneEpoch(optimizer, user, pos, neg)`, lint heldout13 u061), or a method
     named for training is handed a loader (`model.module.train(train_loader, val_data=...)`,
@@ -74,6 +78,12 @@ class DdpForwardBypassed(Rule):
     One diagnostic per wrapper and training step (its loop, else its function), naming the other
     lines: a GAN step that runs the generator and the discriminator through `model.module` and
     backpropagates two losses is one bypassed wrapper (lint heldout15 u031).
+
+    The forward's value is followed to the backward through the bindings that reach it: a
+    validation loop that runs the bare module with no backward of its own, beside a training loop
+    that binds the same names again from the wrapper before its backward reads them, is no
+    training step (lint heldout20 u033: `predictions = efs_model(data)` under the comment that
+    unequal validation shards must not enter DDP's forward).
 
     Not flagged: `.module` read for nn.Module's own methods (`state_dict`,
     `parameters`, `eval`, ...), for a save, a copy or an EMA update; a
@@ -188,6 +198,8 @@ class DdpForwardBypassed(Rule):
         names = _names_of(file, node.value) | ({use.id} if type(use) is ast.Name else set())
         backward = self._backward(file, call, holder) or _steps_inside(file, call, use) \
             or _epoch_handed(file, call, use, holder, names)
+        unseen = None if backward is not None else _steps_on_batch(file, call, use, holder)
+        backward = backward or unseen
         if backward is None:
             return
         if type(backward) is ast.Call and not _stepped(file, names, backward):
@@ -206,6 +218,9 @@ class DdpForwardBypassed(Rule):
             return
         where = f"line {backward.lineno}" if backward.lineno != call.lineno else "this line"
         tail = "" if not severity else "; lint cannot tell whether this step runs on that path"
+        if unseen is not None:
+            # the backward runs inside the model's own step, which the file does not show (lint heldout20 u027)
+            severity, tail = WARNING, f"{tail}, if {what} backpropagates (its body is not in view)"
         step = (f"the loss backpropagated at {where} comes from {what}" if type(backward) is ast.Call else
                 f"the training step runs inside {what}, handed `{ast.unparse(backward)[:40]}`")
         loop = _step(file, call, file.function(call) or file.tree)
@@ -322,7 +337,7 @@ class DdpForwardBypassed(Rule):
         if self._calls_wrapper(file, _step(file, call, func), holder):
             return None
         tainted = _flow(func, {id(call)}, set())
-        found = _backward_in(func, tainted, {id(call)})
+        found = _reaching_backward(file, func, tainted, {id(call)})
         if found is not None:
             return found
         if not any(type(r) is ast.Return and r.value is not None and _mentions(r.value, tainted, {id(call)})
@@ -332,7 +347,7 @@ class DdpForwardBypassed(Rule):
             caller = file.function(site) or file.tree
             if self._calls_wrapper(file, _step(file, site, caller), holder):
                 continue
-            found = _backward_in(caller, _flow(caller, {id(site)}, set()), {id(site)})
+            found = _reaching_backward(file, caller, _flow(caller, {id(site)}, set()), {id(site)})
             if found is not None:
                 return found
         return None
@@ -401,6 +416,85 @@ def _backward_in(func: ast.AST, names: set[str], nodes: set[int]) -> ast.Call | 
     return None
 
 
+def _reaching_backward(file: FileModel, func: ast.AST, names: set[str], nodes: set[int]) -> ast.Call | None:
+    """`_backward_in`, where the value backpropagated is the forward's by the bindings that reach the
+    backward: a name bound again before the backward reads it carries that binding's value, not the
+    forward's (lint heldout20 u033: the validation loop's `predictions = efs_model(data)`, no backward
+    there, and the training loop's `loss.backward()`, whose `predictions` is `ddp_model(data)` of its
+    own batch, bound again before every read)."""
+    for node in ast.walk(func):
+        if type(node) is not ast.Call or type(node.func) is not ast.Attribute or node.func.attr != "backward":
+            continue
+        operands: list[ast.AST] = [node.func.value, *node.args[:1]]
+        if any(_mentions(o, names, nodes) for o in operands) and _reached(file, func, operands, names, nodes):
+            return node
+    return None
+
+
+# Methods that change the object they are called on: a container a forward's output is put in.
+MUTATORS = frozenset({"append", "extend", "insert", "update", "add", "setdefault"})
+
+
+def _reached(file: FileModel, func: ast.AST, exprs: list[ast.AST], names: set[str], nodes: set[int]) -> bool:
+    """Whether the value of `exprs` may come from one of `nodes`, followed back through the bindings
+    that reach each read of one of `names` (`file.lookup`: the last before the read, in its arms).
+    True also where the chain leaves what bindings show: a name whose object `func` changes in place
+    with such a value (`outs.append(out)`, `outs[k] = out`, `self.out = out`)."""
+    changed = _changed_in_place(func, names, nodes)
+    todo, seen = list(exprs), set()
+    while todo:
+        expr = todo.pop()
+        for sub in _read_nodes(expr):
+            if id(sub) in nodes:
+                return True
+            if type(sub) is not ast.Name or sub.id not in names or id(sub) in seen:
+                continue
+            seen.add(id(sub))
+            if sub.id in changed or len(seen) > 200:
+                return True
+            for binding in file.lookup(sub) or []:
+                if not isinstance(binding, Binding):
+                    continue
+                value = binding.value
+                todo += [value.value, value.target] if type(value) is ast.AugAssign else [value]
+    return False
+
+
+def _changed_in_place(func: ast.AST, names: set[str], nodes: set[int]) -> set[str]:
+    """The names whose object `func` changes in place with a value that reads one of `names` or holds
+    one of `nodes`: the base of an assigned item or attribute (`outs[k] = out`, `self.out = out`), the
+    receiver of a method that fills it (`outs.append(out)`)."""
+    out: set[str] = set()
+    for node in ast.walk(func):
+        if type(node) in (ast.Assign, ast.AugAssign, ast.AnnAssign):
+            value = getattr(node, "value", None)
+            targets = node.targets if type(node) is ast.Assign else [node.target]  # type: ignore[attr-defined]
+            if value is None or not _mentions(value, names, nodes):
+                continue
+            for target in targets:
+                for part in ast.walk(target):
+                    if type(part) in (ast.Attribute, ast.Subscript):
+                        base = part
+                        while type(base) in (ast.Attribute, ast.Subscript):
+                            base = base.value  # type: ignore[attr-defined]
+                        if type(base) is ast.Name:
+                            out.add(base.id)
+        elif type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr in MUTATORS \
+                and type(node.func.value) is ast.Name \
+                and any(_mentions(a, names, nodes) for a in [*node.args, *(k.value for k in node.keywords)]):
+            out.add(node.func.value.id)
+    return out
+
+
+def _read_nodes(expr: ast.AST) -> Iterator[ast.AST]:
+    """`expr` and the nodes in it, other than under `.detach()` / `.item()` (cut from the graph)."""
+    if type(expr) is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr in ("detach", "item"):
+        return
+    yield expr
+    for child in ast.iter_child_nodes(expr):
+        yield from _read_nodes(child)
+
+
 # What a training step is handed: an optimizer it steps, a loader it iterates.
 OPTIMIZER = re.compile(r"optim|^opt$", re.IGNORECASE)
 # ... and the name of a method that trains on a loader (not `evaluate(val_loader)`).
@@ -428,6 +522,33 @@ def _steps_inside(file: FileModel, call: ast.Call, module: ast.expr) -> ast.expr
             return arg
         if trains and ("DataLoader" in made or terminal_name(arg).endswith("loader")):
             return arg
+    return None
+
+
+def _steps_on_batch(file: FileModel, call: ast.Call, module: ast.expr, holder: str) -> ast.expr | None:
+    """`W.module.step(batch, ...)` (a method named `step` or for training) in a loop over a loader (a
+    DataLoader, or a name ending in `loader`, through `enumerate` / `tqdm`), handed the loop's batch, in
+    a loop that never calls the wrapper: the model's own training step, its backward inside it (lint
+    heldout20 u027: `trainer.module.step(batch, batch_idx, epoch, phase=phase)`). The batch handed."""
+    func = call.func
+    if type(func) is not ast.Attribute or func.value is not module or SAVES.search(func.attr) \
+            or not (func.attr == "step" or TRAINS.search(func.attr)):
+        return None
+    for loop in file.enclosing_loops(call):
+        if type(loop) is not ast.For:
+            continue
+        source = loop.iter
+        while type(source) is ast.Call and terminal_name(source.func) in ("enumerate", "tqdm", "iter") and source.args:
+            source = source.args[0]
+        made = [terminal_name(o.func) for o in file.origins(source) if type(o) is ast.Call]
+        if type(source) not in (ast.Name, ast.Attribute) or not (
+                "DataLoader" in made or terminal_name(source).lower().endswith("loader")):
+            continue
+        batch = {n.id for n in ast.walk(loop.target) if type(n) is ast.Name}
+        handed = [a for a in [*call.args, *(k.value for k in call.keywords)] if type(a) is ast.Name and a.id in batch]
+        if handed and not DdpForwardBypassed._calls_wrapper(file, loop, holder):
+            return handed[0]
+        return None
     return None
 
 

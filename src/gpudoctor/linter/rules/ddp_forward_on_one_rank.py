@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from gpudoctor.linter.arms import arms
 from gpudoctor.linter.buffers import HAS, NONE, buffers
 from gpudoctor.linter.idioms import TORCH, handed_back, source, wrapper_kind
-from gpudoctor.linter.model import FUNCTIONS, FileModel, constant, keyword, terminal_name
+from gpudoctor.linter.model import FUNCTIONS, Binding, FileModel, Param, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import Branch, collective_reach, depends_on, rank_branch
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
@@ -87,6 +87,11 @@ class DdpForwardOnOneRank(Rule):
     function is not in view (lint heldout12: a translation trainer's BLEU on rank 0, a trainer's
     `evaluate(model, ...)` through `from engine import *`). A model a project function not in
     view hands back (`model, loss = train_one_epoch(model, ...)`) is read as the one it was given.
+
+    Nor a model the file has unwrapped itself, under the test that wrapped it: every value it holds
+    there is `enc_mod = encoder.module if world_size > 1 else encoder` (`encoder` wrapped under `if
+    world_size > 1:`), or a parameter every call of the file hands such a value (lint heldout20 u001:
+    `validate_encoder(enc_mod, proj_mod, ...)` on rank 0): the bare module on both paths.
 
     Not flagged (lint heldout11, heldout10): a function called in both arms of the rank test
     (`if local_rank == 0: train(model, ..., writer)` `else: train(model, ...)`: every rank
@@ -220,6 +225,8 @@ class DdpForwardOnOneRank(Rule):
             built = next((o for o in handed_back(file, file.origins(func)) if self._wrapped(file, o)), None)
             if built is None and not (name in sharded and call.lineno > sharded[name]):
                 continue
+            if type(func) is ast.Name and _unwrapped_by_the_file(file, func):
+                continue  # `enc_mod = encoder.module if world_size > 1 else encoder` (lint heldout20 u001)
             if generate and isinstance(built, ast.Call) and (
                     wrapper_kind(file, built) or terminal_name(built.func) == "prepare"):
                 continue  # a DDP wrapper (or accelerate's, DDP by default) has no generate: not a forward
@@ -493,6 +500,67 @@ class DdpForwardOnOneRank(Rule):
         return given is not None and any(self._wrapped(file, o) for o in file.origins(given))
 
 
+def _unwrapped_by_the_file(file: FileModel, value: ast.AST, depth: int = 0) -> bool:
+    """Every value the name `value` holds here is the file's own unwrapping of a wrapper (`enc_mod =
+    encoder.module if world_size > 1 else encoder`: `_unwraps`), through names bound to it and
+    through a parameter, where every call of the file hands it such a value (lint heldout20 u001)."""
+    if type(value) is not ast.Name or depth > 3:
+        return False
+    found = file.lookup(value)
+    if not found:
+        return False
+    for binding in found:
+        if isinstance(binding, Param):
+            handed = _handed_values(file, binding)
+            if not handed or not all(_unwrapped_by_the_file(file, v, depth + 1) for v in handed):
+                return False
+        elif isinstance(binding, Binding) and binding.kind == "value" and not binding.path:
+            if not (_unwraps(file, binding.value) or _unwrapped_by_the_file(file, binding.value, depth + 1)):
+                return False
+        else:
+            return False
+    return True
+
+
+def _unwraps(file: FileModel, value: ast.AST) -> bool:
+    """`m.module if T else m` (or `m if not T else m.module`) where every wrapper `m` may be there is
+    built under `if T:`, or T tests for the wrapper itself (`hasattr(m, "module")`, `isinstance(m,
+    DDP)`): the `.module` arm runs where it was wrapped, `m` where it was not."""
+    if type(value) is not ast.IfExp:
+        return False
+    test, negated = value.test, False
+    if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
+        test, negated = test.operand, True
+    unwrapped, bare = (value.orelse, value.body) if negated else (value.body, value.orelse)
+    if type(unwrapped) is not ast.Attribute or unwrapped.attr != "module" or type(bare) is not ast.Name \
+            or ast.unparse(unwrapped.value) != bare.id:
+        return False
+    said = ast.unparse(test)
+    if re.search(r"hasattr\(|isinstance\(", said) and bare.id in said:
+        return True
+    wraps = [o for o in file.origins(bare) if type(o) is ast.Call and wrapper_kind(file, o)]
+    return bool(wraps) and all(
+        any(type(branch) is ast.If and arm == "body" and ast.unparse(branch.test) == said for branch, arm in arms(file, w))
+        for w in wraps)
+
+
+def _handed_values(file: FileModel, param: Param) -> list[ast.expr]:
+    """What the calls of the file hand the parameter `param`; empty where one hands nothing the file
+    shows (a default, `*args`) or the function is passed around."""
+    func = param.function
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or func in file.referenced:
+        return []
+    positional = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+    values: list[ast.expr] = []
+    for site, offset in file.call_sites.get(func, []):
+        index = positional.index(param.name) - offset if param.name in positional else None
+        value = keyword(site, param.name, index) if index is None or index >= 0 else None
+        if value is None:
+            return []
+        values.append(value)
+    return values
+
+
 def _excludes_wrapper(file: FileModel, branch: Branch, built: ast.AST) -> bool:
     """The rank test holds only where the model is not wrapped: it is `... and not X and ...` and the
     wrapper is built only under `if X:` (lint heldout10 u050: `if ddp_enabled and not use_ddp_train and
@@ -617,8 +685,9 @@ def _no_grad(file: FileModel, call: ast.AST, site: ast.AST) -> bool:
 
 NO_GRAD = re.compile(r"\b(no_grad|inference_mode)\b")
 # A function whose name says it runs the model it is given on data (evaluation, inference, sampling).
-EVALUATES = re.compile(r"eval|valid|test|infer|predict|bleu|metric|accuracy|score|sampl|generat|reconstruct",
-                       re.IGNORECASE)
+# (`val` as a word of the name too: `val_one_epoch`, lint lh17 u008; not `interval`)
+EVALUATES = re.compile(r"eval|valid|test|infer|predict|bleu|metric|accuracy|score|sampl|generat|reconstruct"
+                       r"|(?:^|_)val(?:_|$)", re.IGNORECASE)
 
 # A parameter that holds the model a function is given: `model`, `net`, `ddp_model`.
 MODEL_PARAM = re.compile(r"model|net$|^net", re.IGNORECASE)

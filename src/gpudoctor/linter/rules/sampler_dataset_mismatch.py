@@ -22,6 +22,12 @@ class SamplerDatasetMismatch(Rule):
 
     Flagged only when the file shows both datasets and they differ (a
     training sampler reused for the validation loader is the usual case).
+    An error only where the loader reads torch's `Subset` of the sampler's
+    dataset: shorter by construction, the indices run past its end. Elsewhere a
+    warning: which of the two is longer the file does not show, and where the
+    loader's is, the ranks read the wrong samples without any error (lint
+    heldout20 u015: the validation loader reads `train_dataset` beside a
+    sampler over `val_dataset`).
     A loader over a name the file never gives a value, beside a sampler over
     a dataset the file builds, is left alone: that line raises NameError
     first, and the name is the built one mistyped (lint heldout12: a loader
@@ -42,7 +48,7 @@ class SamplerDatasetMismatch(Rule):
     is built over (`DataLoader(dataset=CustomisedDataset(trainset, ...), sampler=DistributedSampler(trainset))`,
     lint heldout19): the indices are those of the inner dataset, right if the wrapper keeps its
     length and order, which the file does not show. Not torch's `Subset` / `ConcatDataset`, whose
-    length differs by construction: an error at the loader, as before.
+    length differs by construction: said at the loader (an error for a `Subset`, see above).
 
     A warning, at the sampler, where the DistributedSampler is built over another sampler
     (`DistributedSampler(RandomSampler(trainset, replacement=True, num_samples=n))`, lint
@@ -127,12 +133,23 @@ class SamplerDatasetMismatch(Rule):
                         break
                     differ = _instances_of_one_source(file, over, dataset)
                     if differ is None:
-                        yield Hit(
-                            loader,
-                            message=f"DistributedSampler (line {sampler.lineno}) is built over `{source(over)}` "
-                            f"but this DataLoader reads `{source(dataset)}`",
-                            fix=f"DataLoader({source(dataset)}, sampler=DistributedSampler({source(dataset)}))",
-                        )
+                        subset = _subset_of(file, dataset, sampled)
+                        fix = f"DataLoader({source(dataset)}, sampler=DistributedSampler({source(dataset)}))"
+                        if subset is not None:
+                            yield Hit(loader, fix=fix, message=(
+                                f"DistributedSampler (line {sampler.lineno}) is built over `{source(over)}` but "
+                                f"this DataLoader reads `{source(dataset)}`, a Subset of it: the sampler hands out "
+                                f"indices up to the length of `{source(over)}`, past the end of the Subset "
+                                "(IndexError)"))
+                        else:
+                            # lint heldout20 u015: the validation loader reads `train_dataset` with the sampler
+                            # over `val_dataset`: wrong samples, silently, unless val is the longer
+                            yield Hit(loader, severity=WARNING, fix=fix, message=(
+                                f"DistributedSampler (line {sampler.lineno}) is built over `{source(over)}` but "
+                                f"this DataLoader reads `{source(dataset)}`: the ranks get indices of "
+                                f"`{source(over)}`; where `{source(dataset)}` is longer they read only its first "
+                                "samples (wrong data, no error), where it is shorter they index past its end "
+                                "(IndexError); the file does not show which"))
                         break
                     why = (f"is built over another instance of `{source(differ[0])}` than this DataLoader reads "
                            f"(they differ in {differ[1]}): the sampler splits the indices of its own dataset, so "
@@ -162,6 +179,20 @@ def _typo(file: FileModel, over: ast.expr, read: ast.expr) -> bool:
             or read.id in file.relative_imports or file.star_imports or hasattr(builtins, read.id):
         return False
     return any(type(o) is ast.Call for o in file.origins(over))
+
+
+def _subset_of(file: FileModel, read: ast.expr, sampled: set[str]) -> ast.Call | None:
+    """The loader's dataset is torch's `Subset(<the sampler's dataset>, indices)`: shorter by
+    construction, so the sampler's indices run past its end. The Subset call; None elsewhere."""
+    built = file.origins(read)
+    if len(built) != 1 or type(built[0]) is not ast.Call or terminal_name(built[0].func) != "Subset":
+        return None
+    inner = keyword(built[0], "dataset", 0)
+    origins = file.origins(inner) if inner is not None else []
+    if origins and all(isinstance(o, ast.AST) for o in origins) \
+            and {ast.dump(o) for o in origins if isinstance(o, ast.AST)} == sampled:
+        return built[0]
+    return None
 
 
 def _sampler_over_sampler(file: FileModel, over: ast.expr) -> ast.Call | None:

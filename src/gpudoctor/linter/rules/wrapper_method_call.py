@@ -7,7 +7,7 @@ from dataclasses import replace
 
 from gpudoctor.linter.arms import arms, fixed_truth, other_arms, tested_as_own_class, value_key
 from gpudoctor.linter.idioms import wrapper_kind
-from gpudoctor.linter.model import Binding, FileModel, terminal_name
+from gpudoctor.linter.model import Binding, FileModel, Param, keyword, terminal_name
 from gpudoctor.linter.ranks import same_everywhere
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
@@ -66,6 +66,14 @@ class WrapperMethodCall(Rule):
     it (`if args['resume'] and gpu_id == 0:`, lint heldout18 u004: only runs
     given --resume); reads under two settings are two warnings, each naming
     its own.
+
+    And a parameter of a function of the file, read so (`def predict(messages, model): ...
+    model.generate(...)`), where a call of the file hands it a name that every path there makes a
+    wrapper (`predict(messages, model)` below `model = DDP(model, device_ids=[local_rank])`: lint
+    heldout20 u020, a Qwen2-VL fine-tune whose test loop calls generate on the DDP wrapper): an
+    error said at the read, naming that call; a warning where an `if` on a setting runs the call.
+    Only where the function takes the parameter as it is: it never binds it again, runs the read
+    whenever it runs (no branch around it) and never tests or unwraps it.
 
     The value is followed to the file's own classes (issue 41 item 3):
     `trainer.model.encode()` where `trainer = Trainer(...)` and only
@@ -205,6 +213,23 @@ class WrapperMethodCall(Rule):
                         f"{holder}.module), on the path where `{ast.unparse(setting)[:60]}` holds (line "
                         f"{setting.lineno}), a setting of the command line or the configuration this file does "
                         "not decide")), ast.unparse(setting)
+                continue
+            # a parameter the function takes as it is, handed a certain wrapper by a call of the file
+            # (lint heldout20 u020: `predict(messages, model)` below `model = DDP(model, ...)`, and
+            # predict's `model.generate(...)`): that call raises
+            handed = _handed_wrapper(file, node, self)
+            if handed is not None:
+                site, arg, kind, setting = handed
+                said = (f"{holder} is a parameter of {getattr(file.function(node), 'name', '')}(), and the call "
+                        f"at line {site.lineno} hands it `{ast.unparse(arg)[:40]}`, a {kind} wrapper: there it has "
+                        f"no `{node.attr}` (AttributeError, it lives on {holder}.module)")
+                if setting is None:
+                    yield node, Hit(node, fix=fix, message=said), ""
+                else:
+                    yield node, Hit(node, severity=WARNING, fix=fix, message=(
+                        f"{said}, on the path where `{ast.unparse(setting)[:60]}` holds (line {setting.lineno}), a "
+                        "setting of the command line or the configuration this file does not decide")), \
+                        ast.unparse(setting)
                 continue
             # Not every value is a wrapper here: say which path makes it one, as a warning
             wrapping = None if WRAPPER_TEST.search(file.text) else _wrapping(file, node.value, node, 0)
@@ -406,6 +431,59 @@ def _later(file: FileModel, origin: object, use: ast.AST) -> bool:
         return False
     loops = {id(a) for a in file.ancestors(use) if isinstance(a, (ast.For, ast.AsyncFor, ast.While))}
     return not any(id(a) in loops for a in file.ancestors(origin))
+
+
+def _handed_wrapper(file: FileModel, use: ast.Attribute, rule: WrapperMethodCall) \
+        -> tuple[ast.Call, ast.Name, str, ast.expr | None] | None:
+    """A call of the file that hands the parameter read in `use` (`def predict(messages, model): ...
+    model.generate(...)`) a name every path there makes a DDP / DataParallel wrapper (`predict(messages,
+    model)` below `model = DDP(model, device_ids=[local_rank])`, lint heldout20 u020): that call, its
+    argument, the wrapper, and the setting an `if` around the call tests (None where none does). Only
+    where the parameter is never bound again, the read runs whenever the function does (no branch around
+    it there, loops aside) and the function neither tests nor unwraps it (`hasattr(model, "module")`,
+    `model.module`, `getattr(model, "module", model)`): it takes the wrapper as it is given."""
+    holder = use.value
+    if type(holder) is not ast.Name:
+        return None
+    found = file.lookup(holder)
+    if not found or not all(isinstance(b, Param) for b in found):
+        return None
+    func = found[0].function  # type: ignore[union-attr]
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or file.function(use) is not func:
+        return None
+    for above in file.ancestors(use):
+        if above is func:
+            break
+        if isinstance(above, BRANCHES) and not isinstance(above, (ast.For, ast.AsyncFor, ast.While)):
+            return None
+    key = ("wrapper handed", func, holder.id)  # once per function and parameter: `args.x` is read often
+    if key not in file.memo:
+        file.memo[key] = _handed_to(file, func, holder.id, rule)
+    return file.memo[key]  # type: ignore[return-value]
+
+
+def _handed_to(file: FileModel, func: ast.FunctionDef | ast.AsyncFunctionDef, name: str, rule: WrapperMethodCall) \
+        -> tuple[ast.Call, ast.Name, str, ast.expr | None] | None:
+    """`_handed_wrapper`'s call of the file that hands the parameter `name` of `func` a certain wrapper,
+    where `func` neither tests nor unwraps it."""
+    sites = file.call_sites.get(func, [])
+    if not sites:
+        return None
+    body = ast.unparse(func)
+    if WRAPPER_TEST.search(body) or re.search(rf"\b{re.escape(name)}\.module\b|['\"]module['\"]", body):
+        return None
+    positional = [a.arg for a in [*func.args.posonlyargs, *func.args.args]]
+    for site, offset in sites:
+        index = positional.index(name) - offset if name in positional else None
+        if index is not None and index < 0:
+            continue
+        value = keyword(site, name, index)
+        if type(value) is not ast.Name:
+            continue
+        kinds = rule._kinds(file, value, site, 0)
+        if len(kinds) == 1 and "" not in kinds:
+            return site, value, next(iter(kinds)), _on_a_setting(file, site)
+    return None
 
 
 # Names a script keeps its settings in (the parsed command line, a configuration).
