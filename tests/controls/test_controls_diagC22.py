@@ -8,6 +8,8 @@ named beside them)."""
 from __future__ import annotations
 
 import pytest
+
+from gpudoctor import api
 from test_controls_detect8 import TB, head
 from test_controls_diagD21 import ids, no_error
 
@@ -162,3 +164,19 @@ class TestMatlabError:
 
     def test_control_r_error_is_not_matlabs(self):
         assert self.verdict not in ids("Error in library(foo) : there is no package called 'foo'\n")
+
+
+class TestVariableUnassignedWhoseFrame:
+    """The fix says the branch the raising frame decides: the user's file (fix it there) or a library's (upgrade it)."""
+
+    LINE = "UnboundLocalError: local variable 'p' referenced before assignment\n"
+
+    def test_control_the_users_own_file_is_not_told_to_upgrade(self):
+        found = api.diagnose("Traceback (most recent call last):\n  File \"/home/u/proj/train.py\", line 12, in main\n" + self.LINE).findings[0]
+        assert found.id == "variable-unassigned" and "pip install -U" not in found.fix and "/home/u/proj/train.py" in found.fix
+
+    def test_sibling_a_library_frame_names_its_package(self):
+        # Lightning-AI/lightning-thunder#448: raised in thunder's fsdp_transform_module
+        found = api.diagnose("Traceback (most recent call last):\n  File \"/usr/lib/python3.10/site-packages/thunder/distributed/__init__.py\", "
+                             "line 434, in fsdp_transform_module\n" + self.LINE).findings[0]
+        assert found.id == "variable-unassigned" and "that frame is thunder's code" in found.fix and "pip install -U thunder" in found.fix

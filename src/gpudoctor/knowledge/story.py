@@ -57,6 +57,7 @@ from gpudoctor.knowledge.unrecognised import (
     next_step,
     unrecognised_why,
     what_it_says,
+    whose,
     with_what_it_says,
 )
 
@@ -66,6 +67,9 @@ GATE = needle_gate(ALL)
 # Signals whose death says what failed (an arithmetic fault, an instruction this CPU lacks) and that no
 # pattern of SIGNAL_EXITCODES tells; a stop signal (SIGTERM) or SIGKILL/SIGABRT say only that a rank was ended.
 SELF_TELLING = re.compile(r"\((?:SIGFPE|SIGILL)\)$")
+# A class rule's fix that hedges on whose frame raised ("...; if that frame is a library's (site-packages), upgrade it"): where
+# the log shows that frame, named_fix keeps only the branch it decides
+LIBRARY_CLAUSE = re.compile(r"; if that frame is a library's \(site-packages\), (?P<then>.*)$", re.DOTALL)
 # Launchers that start more than one process (knowledge/launcher_only.py's names): one rank's progress after another's
 # failure is no sign that the job went on.
 MULTI_PROCESS_LAUNCHERS = frozenset({"torchrun", "deepspeed", "accelerate launch", "mpirun", "torch.multiprocessing.spawn",
@@ -1492,6 +1496,13 @@ class Diagnosis:
             last = sign.raised_in() if sign is not None else None
             fix = fix.replace("WHERE_FILE", shlex.quote(last.path) if last else "FILE")  # the raising frame's file, for a command
             fix = fix.replace("WHERE", f"{last.path}:{last.line}" + (f" in {last.func}" if last.func else "") if last else "not in this log")
+            clause = LIBRARY_CLAUSE.search(fix)
+            if clause is not None and last is not None and not last.cut:
+                # whose frame raised is in the log: say the branch it decides, not both (issue 35, point 3)
+                if last.user():
+                    fix = fix[: clause.start()]
+                else:
+                    fix = fix[: clause.start()] + f"; that frame is {whose(last)}: " + clause["then"].replace("PACKAGE", package_of(last.path) or "PACKAGE")
         if sign is not None and "PACKAGES" in fix:
             # innermost first: the package that raised, then the one that called it
             # (what pip can show: not Python's own library, not a model's code from the Hub)
