@@ -79,7 +79,6 @@ def launcher_fields(m: re.Match, context: list[str]) -> dict:
     out = groups(m, context)
     python, script = out.get("python") or "", out.get("script") or ""
     name = re.split(r"[\\/]", script)[-1] if script else ""
-    command = name[:-4] if name.lower().endswith(".exe") else (name or "COMMAND")
     if python:
         out["detail"] = f"{name or 'a launcher'} points at {python}"
         out["step"] = (f"the launcher {name or '(a console script .exe)'} was written for the Python at {python}, which is not "
@@ -112,9 +111,11 @@ PATTERNS = [
         r"|" + RAISED + r"(?P<message>[^\n]{0,160}?\b(?:(?:does|do|did) not|doesn't|cannot|can ?not|can't) "
         r"(?:yet |currently )?(?:support|work (?:on|with)|run (?:on|with)|be (?:used|run) (?:on|with)) " + SEVERAL + r"\b.*"
         r"|[^\n]{0,160}?\bonly supports? (?:a )?(?:single[- ]|one )(?:GPU|gpu)\b.*"
+        r"|[^\n]{0,160}?\b(?i:only (?:a )?(?:single|one) GPU) (?:is|can be) (?:supported|used)\b.*"
         r"|[^\n]{0,160}?\b" + SEVERAL + r" (?:is|are) (?:currently |yet )?not (?:yet )?supported\b.*))",
         ("Unsloth currently does not", "MMDataParallel only supports", "not support", "not work on", "not work with",
-         "only supports single", "only support single", "only supports a single", "not supported", "not run on", "not be used"),
+         "only supports single", "only support single", "only supports a single",
+         "single GPU is", "single GPU can", "one GPU is", "one GPU can", "not supported", "not run on", "not be used"),
         why="""Some programs train or serve on one GPU only and check it at the start: Unsloth's open-source release counts the
         GPUs the process sees and stops when there are more than one; mmcv's MMDataParallel (the wrapper tools/train.py uses
         when the job is not launched as a distributed one) takes one GPU and points at MMDistributedDataParallel for
@@ -131,6 +132,7 @@ PATTERNS = [
             ("# MMDataParallel only supports single GPU training, if you need to train with multiple GPUs, please use MMDistributedDataParallelinstead.",
              "open-mmlab/mmdetection3d#603 (the thread's title: mmcv's own message)"),
             ("AssertionError: KD currently does not support multi-gpu.", "a program's own assert of the same, in its exception"),
+            ("AssertionError: Only single GPU is supported for inference", "a program's assert of its one GPU, in another order"),
         ],
         not_examples=[
             "@fst813 Oh Unsloth currently only works on 1 GPU (multi GPU in a future release). So it'll just use 1 GPU for now",
@@ -149,7 +151,8 @@ PATTERNS = [
         "Windows could not start a console script's launcher (.exe) with its Python: no Python of the job ran",
         r"^(?!.*(?i:\bif\b|\bwhen\b|\breinstall\b)).*?(?:"
         r"(?:(?P<before>\S.*?)\s+)?(?<![\w'\"`])failed to create process\.\s*$"
-        r"|Fatal error in launcher: Unable to create process using ['\"]?\"(?P<python>[^\"]+)\"\s+\"(?P<script>[^\"]+)\")",
+        r"|Fatal error in launcher: Unable to create process using ['\"]*(?P<python>[^'\"]+?\.exe)['\"]*\s+['\"]*(?P<script>[^'\"]+?\.exe)\b"
+        r"|Fatal error in launcher: Unable to create process using)",
         ("failed to create process", "Fatal error in launcher"),
         why="""pip writes a small .exe for each console script of a package (torchrun, accelerate, llamafactory-cli) that starts
         the Python it was installed with, by that Python's full path. When that Python is gone (the environment was moved,
@@ -164,6 +167,8 @@ PATTERNS = [
              "hiyouga/LLaMA-Factory#3953 (CUDA_VISIBLE_DEVICES=0,1 llamafactory-cli train on Windows: it starts torchrun)"),
             ("Fatal error in launcher: Unable to create process using '\"C:\\Users\\u\\miniconda3\\envs\\old\\python.exe\"  \"C:\\Users\\u\\miniconda3\\envs\\new\\Scripts\\torchrun.exe\" ': The system cannot find the file specified.",
              "distlib's launcher for an environment that was renamed"),
+            ("Fatal error in launcher: Unable to create process using 'C:\\Python310\\python.exe C:\\Python310\\Scripts\\accelerate.exe launch train.py'",
+             "the same launcher whose paths are not quoted one by one"),
         ],
         not_examples=[
             "If torchrun says 'failed to create process.', reinstall it",
