@@ -88,7 +88,10 @@ def launcher_fields(m: re.Match, context: list[str]) -> dict:
                        f"torchrun)")
     else:
         before = (out.get("before") or "").strip()
-        out["detail"] = "the launcher .exe could not start Python" + (f", after '{before[:80]}'" if before else "")
+        if m.group(0).rstrip().endswith("failed to create process."):  # setuptools' shim, after a program's own line or alone
+            out["detail"] = "'failed to create process.'" + (f" after '{before[:80]}'" if before else "")
+        else:  # distlib's, with paths it did not quote one by one
+            out["detail"] = "'Fatal error in launcher'"
         out["step"] = ("a console script's launcher (.exe: torchrun, accelerate, llamafactory-cli) could not start the Python it "
                        "was written for: an environment moved or renamed after install, or a path with spaces or non-ASCII "
                        "characters in it; `where torchrun` shows which launcher runs: reinstall the package that owns it in "
@@ -148,7 +151,7 @@ PATTERNS = [
         "launcher",
         CAUSE,
         E,
-        "Windows could not start a console script's launcher (.exe) with its Python: no Python of the job ran",
+        "Windows could not start a console script's launcher (.exe): no Python of the job ran",
         r"^(?!.*(?i:\bif\b|\bwhen\b|\breinstall\b)).*?(?:"
         r"(?:(?P<before>\S.*?)\s+)?(?<![\w'\"`])failed to create process\.\s*$"
         r"|Fatal error in launcher: Unable to create process using ['\"]*(?P<python>[^'\"]+?\.exe)['\"]*\s+['\"]*(?P<script>[^'\"]+?\.exe)\b"
