@@ -10,6 +10,8 @@ import pytest
 from test_controls_detect8 import TB, head
 from test_controls_diagD21 import ids, no_error
 
+from gpudoctor import api
+
 
 class TestSingleGpuProgram:
     def test_sibling_unsloth_refuses_several_gpus(self):
@@ -89,3 +91,14 @@ def test_lightnings_message_with_the_rendered_apostrophe_is_its_own():
     found = head("> RuntimeError: Lightning can\u2019t create new processes if CUDA is already initialized. Did you manually call "
                  "torch.cuda.* functions, have moved the model to the device, or allocated memory on the GPU any other way?\n")
     assert found is not None and found.id == "lightning-cuda-initialized"
+
+
+def test_an_undecided_log_launched_on_windows_or_macos_says_torch_has_no_nccl_there():
+    # open-mmlab/mmpretrain#1942 (heldout5): a multi-GPU launch on Windows 10 that stops after start-up, no error line
+    log = ("C:\\Users\\u\\mmpretrain> python -m torch.distributed.launch --nproc_per_node=2 tools/train.py cfg.py --launcher pytorch\n"
+           "NOTE: Redirects are currently not supported in Windows or MacOS.\n")
+    found = api.diagnose(log).findings[0]
+    assert found.id == "log-inconclusive" and 'backend="gloo"' in found.fix and "Windows or macOS" in found.fix
+    # the same launch on Linux: no word of the platform
+    linux = api.diagnose(log.replace("NOTE: Redirects are currently not supported in Windows or MacOS.\n", "")).findings[0]
+    assert 'backend="gloo"' not in linux.fix

@@ -211,6 +211,7 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
     under = f"; the log shows {d.launcher}: where the ranks' own output is not all here, {launcher_step(d.launcher)}" if d.launcher else ""
     if d.launcher and not d.nccl_info:
         under += NCCL_STEP
+    under = platform_step(d) + under  # (first: the platform decides more than where the ranks' output went)
     shown = {"launcher": d.launcher} if d.launcher else {}
     if d.error_lines:
         said = [f"line {n}: {text}" for n, text in d.error_lines]
@@ -222,6 +223,23 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         return LOG_INCONCLUSIVE(case="mentions", evidence={"lines": d.lines, "lines that speak of an error": said, **shown},
                                 lines=d.lines, count=d.mention_count, first=leads[0][0], under_launcher=under)
     return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines, under_launcher=under)
+
+
+# torch elastic's note that it runs on Windows or macOS (patterns/launcher.py: safe to ignore by itself)
+PLATFORM_NOTE = "launcher-redirects-unsupported"
+
+
+def platform_step(d: Diagnosis) -> str:
+    """What an undecided log's fix adds where torch elastic's note shows the job was launched on Windows or macOS: torch
+    there has no NCCL, the backend multi-GPU code asks for by default, and the step that decides it ('' without the note)."""
+    from gpudoctor.knowledge.patterns import BY_ID
+
+    note = next((f for f in d.findings() if f.id == PLATFORM_NOTE), None)
+    if note is None:
+        return ""
+    return (f"; line {note.evidence.get('first_line')} shows torch elastic's note that the job runs on Windows or macOS, where torch "
+            f"has no NCCL (the backend most multi-GPU code asks for; backend-not-built where the log shows it): "
+            f"{BY_ID['backend-not-built'].fix}")
 
 
 # The undecided answers a reporter's sentence that the run hangs decides: a log with no failure and no end (its lines

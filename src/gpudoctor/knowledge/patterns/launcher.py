@@ -250,13 +250,15 @@ PATTERNS = [
         HARMLESS,
         I,
         "torchrun cannot redirect worker output on Windows/macOS (safe to ignore)",
-        r"Redirects are currently not supported in Windows or MacOs",
-        ("Redirects are currently not supported",),
+        # (its spellings: MacOs, MacOS; a paste cut after "Mac"; a person's quote of it in lower case)
+        r"(?i:Redirects are currently not supported (?:in|on) Windows or Mac)",
+        ("Redirects are currently not supported", "redirects are currently not supported"),
         why="""Informational: torchrun's --redirects/--tee options are ignored on Windows and macOS; workers
         print to the console directly.""",
         fix="nothing to do",
         examples=[
             ("NOTE: Redirects are currently not supported in Windows or MacOs.", "meta-llama/llama#720"),
+            ("NOTE: Redirects are currently not supported in Windows or MacOS.", "open-mmlab/mmpretrain#1942 (its later spelling)"),
         ],
     ),
     pattern(
