@@ -102,3 +102,14 @@ def test_an_undecided_log_launched_on_windows_or_macos_says_torch_has_no_nccl_th
     # the same launch on Linux: no word of the platform
     linux = api.diagnose(log.replace("NOTE: Redirects are currently not supported in Windows or MacOS.\n", "")).findings[0]
     assert 'backend="gloo"' not in linux.fix
+
+
+def test_a_traceback_cut_on_windows_or_macos_says_torch_has_no_nccl_there():
+    # meta-llama/llama#430 (dev6): macOS, the traceback cut inside init_process_group
+    log = ("NOTE: Redirects are currently not supported in Windows or MacOs.\n"
+           "Traceback (most recent call last):\n"
+           '  File "/Users/u/llama/example_chat_completion.py", line 104, in <module>\n    fire.Fire(main)\n'
+           '  File "/Users/u/llama/llama/generation.py", line 62, in build\n    torch.distributed.init_process_group("nccl")\n')
+    found = api.diagnose(log).findings[0]
+    assert found.id == "unrecognised-failure" and 'backend="gloo"' in found.fix
+    assert 'backend="gloo"' not in api.diagnose(log.split("\n", 1)[1]).findings[0].fix  # no note: no word of the platform

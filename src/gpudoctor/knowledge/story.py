@@ -35,7 +35,7 @@ from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.classes20a import SIZES_SAID
 from gpudoctor.knowledge.patterns.classes21d import DETAIL_SAID
-from gpudoctor.knowledge.patterns.classes22d import DETAIL_SAID as DETAIL_SAID22
+from gpudoctor.knowledge.patterns.classes22d import DETAIL_SAID as DETAIL_SAID22, PLATFORM_NOTE, no_nccl_here
 from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
@@ -1303,6 +1303,8 @@ class Diagnosis:
             said = what_it_says(sign, exception, message, seen.first.line)
             why = unrecognised_why(sign, exception, message)
             fix = with_what_it_says(next_step(sign, exception, message, self.traceback_before(seen), self.launcher), said)
+            if sign is not None and getattr(sign, "cut", False) and PLATFORM_NOTE in self.seen:
+                fix += no_nccl_here(self.seen[PLATFORM_NOTE].first.line)  # a cut traceback of a launch on Windows or macOS
             if sign is not None and sign.kind in ONLY_EXITED and (earlier := self.spoken_before(sign.line)):
                 # a launcher's or a job runner's report that a process failed, with the process's own words above it:
                 # shown, never "the failing rank's own output is not here"

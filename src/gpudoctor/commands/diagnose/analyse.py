@@ -16,6 +16,7 @@ from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import SNAPSHOT_FAULTS, SNAPSHOT_SETTINGS, Finding, Report, Severity
 from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
+from gpudoctor.knowledge.patterns.classes22d import PLATFORM_NOTE, no_nccl_here
 from gpudoctor.knowledge.progress import WENT_ON_SHOWN, Progress
 from gpudoctor.knowledge.ranks_heard import RanksHeard
 from gpudoctor.knowledge.reruns import RESTART_HOW, Openings, Prompts, RunStarts
@@ -225,21 +226,11 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
     return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines, under_launcher=under)
 
 
-# torch elastic's note that it runs on Windows or macOS (patterns/launcher.py: safe to ignore by itself)
-PLATFORM_NOTE = "launcher-redirects-unsupported"
-
-
 def platform_step(d: Diagnosis) -> str:
-    """What an undecided log's fix adds where torch elastic's note shows the job was launched on Windows or macOS: torch
-    there has no NCCL, the backend multi-GPU code asks for by default, and the step that decides it ('' without the note)."""
-    from gpudoctor.knowledge.patterns import BY_ID
-
+    """What an undecided log's fix adds where torch elastic's note shows the job was launched on Windows or macOS
+    (knowledge/patterns/classes22d.py); '' without the note."""
     note = next((f for f in d.findings() if f.id == PLATFORM_NOTE), None)
-    if note is None:
-        return ""
-    return (f"; line {note.evidence.get('first_line')} shows torch elastic's note that the job runs on Windows or macOS, where torch "
-            f"has no NCCL (the backend most multi-GPU code asks for; backend-not-built where the log shows it): "
-            f"{BY_ID['backend-not-built'].fix}")
+    return no_nccl_here(note.evidence.get("first_line")) if note is not None else ""
 
 
 # The undecided answers a reporter's sentence that the run hangs decides: a log with no failure and no end (its lines

@@ -102,6 +102,21 @@ def launcher_fields(m: re.Match, context: list[str]) -> dict:
     return out
 
 
+# torch elastic's note that it runs on Windows or macOS (patterns/launcher.py: safe to ignore by itself); what an answer the
+# log leaves undecided (a log with no failure line, a traceback cut before its exception) adds where the log shows it
+PLATFORM_NOTE = "launcher-redirects-unsupported"
+
+
+def no_nccl_here(line: object) -> str:
+    """The clause for an undecided answer whose log shows the note at `line`: torch there has no NCCL, the backend multi-GPU
+    code asks for by default, and backend-not-built's step (its fix, said once in patterns/platform.py)."""
+    from gpudoctor.knowledge.patterns.platform import PATTERNS as PLATFORM
+
+    gloo = next(p.fix for p in PLATFORM if p.id == "backend-not-built")
+    return (f"; line {line} shows torch elastic's note that the job runs on Windows or macOS, where torch has no NCCL (the "
+            f"backend most multi-GPU code asks for; backend-not-built where the log shows it): {gloo}")
+
+
 PATTERNS = [
     pattern(
         SINGLE_GPU,
