@@ -290,8 +290,9 @@ class TestFeatureNotSupported:
         assert head_id(case("heldout4", "lerobot-2338-async-groot-not-supported")) == "feature-not-supported"
 
     def test_sibling_the_samples_single_gpu_library(self):
-        # unslothai/unsloth#724: the free version refuses to run when it sees more than one GPU
-        f = finding(case("dev3", "unsloth-724-does-not-work-multi-gpu"), "feature-not-supported")
+        # unslothai/unsloth#724: the free version refuses to run when it sees more than one GPU (its own class now:
+        # patterns/classes22d.py)
+        f = finding(case("dev3", "unsloth-724-does-not-work-multi-gpu"), "single-gpu-program")
         assert f is not None and f.severity is Severity.ERROR and "CUDA_VISIBLE_DEVICES=0" in f.fix
 
     def test_sibling_the_samples_bare_not_implemented_in_remote_code(self):

@@ -187,8 +187,8 @@ class TestUnrecognisedFailureDetector:
     verdict = "unrecognised-failure"
 
     def test_sibling_windows_launcher_could_not_create_the_process(self):
-        # meta-llama/llama#611: torchrun.exe on Windows
-        assert head(case("dev6", "llama-611-windows-failed-to-create-process")) == "unrecognised-failure"
+        # meta-llama/llama#611: torchrun.exe on Windows, now read by its class (patterns/classes22d.py)
+        assert head(case("dev6", "llama-611-windows-failed-to-create-process")) == "windows-launcher-failed"
 
     def test_control_a_pool_that_falls_back_is_no_launcher_failure(self):
         # the same words inside a message that goes on: a pool that falls back, not a program that never started

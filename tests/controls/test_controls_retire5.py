@@ -337,11 +337,11 @@ class TestWindowsLaunchFailed:
         assert head_id("bash: torchrun: command not found\n") == "launcher-not-found"
 
     def test_the_three_windows_lines(self):
-        # meta-llama/llama#611; pip's distlib launcher; cmd.exe
-        assert unrecognised_kind("failed to create process.\n") == "winlaunch"
+        # meta-llama/llama#611 and pip's distlib launcher: the launcher's class (patterns/classes22d.py); cmd.exe: the sign
+        assert head_id("failed to create process.\n") == "windows-launcher-failed"
         log = ("Fatal error in launcher: Unable to create process using '\"C:\\Users\\u\\miniconda3\\envs\\old\\python.exe\"  "
                "\"C:\\Users\\u\\miniconda3\\envs\\new\\Scripts\\torchrun.exe\" ': The system cannot find the file specified.\n")
-        assert unrecognised_kind(log) == "winlaunch"
+        assert head_id(log) == "windows-launcher-failed"
         assert unrecognised_kind("'tensorboard' is not recognized as an internal or external command,\noperable program or batch file.\n") == "winlaunch"
 
     def test_sibling_cmd_not_finding_a_launcher_is_launcher_not_found(self):

@@ -66,6 +66,10 @@ TRIGGERS = (
     "no route",
     "refused",
     "not supported",
+    # a program that runs on one GPU, in its own words (patterns/classes22d.py): Unsloth's, mmcv's MMDataParallel's
+    "not support multi",
+    "not work on multi",
+    "only supports single gpu",
     "is not a valid",  # a program refusing a value (evidence.py's "invalid")
     " toolbox.",  # MATLAB's "gpuDeviceCount requires Parallel Computing Toolbox." (patterns/classes22c.py)
     "found from :",  # torch.compile's notice before the stack it found an op in (signs.NOTICE_STACK): its frames are no traceback

@@ -36,6 +36,7 @@ from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.classes20a import SIZES_SAID
 from gpudoctor.knowledge.patterns.classes21d import DETAIL_SAID
 from gpudoctor.knowledge.patterns.classes22c import DETAIL_SAID as DETAIL_SAID_22C
+from gpudoctor.knowledge.patterns.classes22d import DETAIL_SAID as DETAIL_SAID_22D, PLATFORM_NOTE, no_nccl_here
 from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
@@ -135,7 +136,9 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 # knowledge/patterns/classes21d.py: the path, the device string, the data set or checkpoint the line names
                 *DETAIL_SAID,
                 # knowledge/patterns/classes22c.py: the variable, the job, the MATLAB function and message the line names
-                *DETAIL_SAID_22C)
+                *DETAIL_SAID_22C,
+                # knowledge/patterns/classes22d.py: the one-GPU program, the launcher and the Python it points at
+                *DETAIL_SAID_22D)
 # An empty input that its reader's failure leaves: the exception the log shows (no pattern names it) is the cause, when there
 # is one (TF1's queue closed empty after its reader thread's "Can't parse serialized Example": dxv2k/pixel_link_py3's
 # log_train.txt, heldout19w)
@@ -1313,8 +1316,8 @@ class Diagnosis:
             title = f"{title}: {seen.first.fields['status']}" + (f" ({seen.first.fields['code']})" if seen.first.fields.get("code") else "")
         elif seen.first.fields.get("read_as") == p.id and seen.first.fields.get("step"):
             fix = f"{seen.first.fields['step']}; {fix}"  # a fault read by its code: its row's own step first (a native program's)
-        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C and seen.first.fields.get("detail"):
-            # the sizes the message gives (knowledge/patterns/classes20a.py); what it names (knowledge/patterns/classes21d.py, classes22c.py)
+        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D and seen.first.fields.get("detail"):
+            # the sizes the message gives (knowledge/patterns/classes20a.py); what it names (knowledge/patterns/classes21d.py, classes22c.py, classes22d.py)
             title = f"{title}: {seen.first.fields['detail']}"
         if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):
             # the message read by CUDA's table of errors (knowledge/cuda_errors.py, by patterns/classes17b.py): which error it is, in CUDA's words
@@ -1331,6 +1334,8 @@ class Diagnosis:
             said = what_it_says(sign, exception, message, seen.first.line)
             why = unrecognised_why(sign, exception, message)
             fix = with_what_it_says(next_step(sign, exception, message, self.traceback_before(seen), self.launcher), said)
+            if sign is not None and getattr(sign, "cut", False) and PLATFORM_NOTE in self.seen:
+                fix += no_nccl_here(self.seen[PLATFORM_NOTE].first.line)  # a cut traceback of a launch on Windows or macOS
             if sign is not None and sign.kind in ONLY_EXITED and (earlier := self.spoken_before(sign.line)):
                 # a launcher's or a job runner's report that a process failed, with the process's own words above it:
                 # shown, never "the failing rank's own output is not here"

@@ -22,7 +22,8 @@ status 0, a finished training, a test that passed, nccl-tests' average bus bandw
 before its end and the log of a hang, whose last lines are set-up (NCCL INFO, a banner, a step),
 look exactly like this, so `diagnose` does not call it healthy: it exits 1 and says what would
 decide it; where the log shows its launcher (torchrun, DeepSpeed, accelerate, Paddle, mpirun, srun,
-mp.spawn), the fix adds how that launcher shows each rank's own first error (`under_launcher`). A GPU tool's output (an `nvidia-smi` table or `-q` report, `topo -m`, `dcgmi`,
+mp.spawn), the fix adds how that launcher shows each rank's own first error (`under_launcher`), and
+where it shows torch elastic's note that the job runs on Windows or macOS, first that torch there has no NCCL. A GPU tool's output (an `nvidia-smi` table or `-q` report, `topo -m`, `dcgmi`,
 `ibstatus`) with no fault in it gets the same answer (case `snapshot`): it shows the GPUs at one
 moment, not the job, and a hang, a crash or a wrong setting leave it unchanged; the readings that
 do show a fault (a GPU lost, ranks spinning in a collective, memory held with no process) are

