@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from gpudoctor.linter.rule import Rule
+from gpudoctor.linter.rules.allreduce_result_discarded import AllreduceResultDiscarded
 from gpudoctor.linter.rules.collective_under_rank_condition import CollectiveUnderRankCondition
 from gpudoctor.linter.rules.cuda_visible_devices_late import CudaVisibleDevicesLate
 from gpudoctor.linter.rules.dataparallel import DataParallel
 from gpudoctor.linter.rules.dataparallel_unwrapped_at_once import DataparallelUnwrappedAtOnce
+from gpudoctor.linter.rules.dataset_download_all_ranks import DatasetDownloadAllRanks
 from gpudoctor.linter.rules.ddp_forward_bypassed import DdpForwardBypassed
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
 from gpudoctor.linter.rules.ddp_module_on_cpu import DdpModuleOnCpu
@@ -46,9 +48,11 @@ from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks
 from gpudoctor.linter.rules.save_ddp_wrapper import SaveDdpWrapper
 from gpudoctor.linter.rules.set_device_literal import SetDeviceLiteral
 from gpudoctor.linter.rules.shuffle_with_sampler import ShuffleWithSampler
+from gpudoctor.linter.rules.spawn_args_not_picklable import SpawnArgsNotPicklable
 from gpudoctor.linter.rules.spawn_args_not_tuple import SpawnArgsNotTuple
 from gpudoctor.linter.rules.spawn_no_main_guard import SpawnNoMainGuard
 from gpudoctor.linter.rules.spawn_num_workers import SpawnNumWorkers
+from gpudoctor.linter.rules.summary_writer_all_ranks import SummaryWriterAllRanks
 from gpudoctor.linter.rules.syntax_error import SyntaxErrorRule
 from gpudoctor.linter.rules.tensor_to_unassigned import TensorToUnassigned
 from gpudoctor.linter.rules.torch_load_no_map_location import TorchLoadNoMapLocation
@@ -78,6 +82,7 @@ CHECKS: tuple[Rule, ...] = (
     ModulelistCalled(),
     CudaVisibleDevicesLate(),
     CollectiveUnderRankCondition(),
+    AllreduceResultDiscarded(),
     DdpForwardOnOneRank(),
     TorchLoadNoMapLocation(),
     RankFromLocalRank(),
@@ -97,6 +102,7 @@ CHECKS: tuple[Rule, ...] = (
     SetDeviceLiteral(),
     UnexpectedArgument(),
     SpawnArgsNotTuple(),
+    SpawnArgsNotPicklable(),
     DataparallelUnwrappedAtOnce(),
     MasterPortPerProcess(),
     InitWithoutRankUnderSpawn(),
@@ -107,6 +113,8 @@ CHECKS: tuple[Rule, ...] = (
     DdpModuleOnCpu(),
     LocalRankAsGlobalRank(),
     MkdirRaceAllRanks(),
+    DatasetDownloadAllRanks(),
+    SummaryWriterAllRanks(),
     DdpForwardBypassed(),
     NoDistributedSampler(),
     NoGradientSync(),
