@@ -179,6 +179,13 @@ class TestSummaryWriterAllRanks:
             "dist.init_process_group(backend=\"nccl\")\n    log_dir = os.path.join(out, datetime.now().strftime('%H%M%S'))")
         assert "summary-writer-all-ranks" not in rules(code)
 
+    def test_control_opened_everywhere_but_written_on_rank_0_is_quiet(self):
+        # mature-repository control, DeepSpeed-Chat step3 main.py: the writer made in parse_args on every
+        # rank, each add_scalar under `if args.enable_tensorboard and torch.distributed.get_rank() == 0:`
+        code = WRITER + "    if args.enable_tensorboard and dist.get_rank() == 0:\n        summarywriter.add_scalar('reward', r)\n"
+        assert "summary-writer-all-ranks" not in rules(code)
+        assert "summary-writer-all-ranks" in rules(WRITER + "    summarywriter.add_scalar('reward', r)\n")
+
     def test_sibling_a_checkpoint_saved_by_every_rank_is_another_rule(self):
         code = WRITER.replace('summarywriter = SummaryWriter(log_dir="./logs")',
                               'writer = SummaryWriter("./logs") if dist.get_rank() == 0 else None\n'

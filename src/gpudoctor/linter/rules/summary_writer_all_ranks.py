@@ -36,7 +36,10 @@ class SummaryWriterAllRanks(Rule):
     mp.spawn, in the `else` of `if args.distributed:`, on a folder that
     holds the rank (`f"runs/rank{rank}"`: one folder per rank is a choice),
     or on one named from the clock (`datetime.now().strftime(...)`): the
-    ranks may or may not share it, which the file does not decide.
+    ranks may or may not share it, which the file does not decide; nor a
+    writer every rank opens but only one rank adds to (each `add_*` call on
+    it under a rank test: the others leave empty event files, DeepSpeed-Chat's
+    step3 main.py in the mature-repository control).
 
     A warning: nothing crashes; what is wrong is what the logs show.
     """
@@ -104,6 +107,9 @@ class SummaryWriterAllRanks(Rule):
                 continue  # `if config['local_rank'] == 0:` (lint heldout20 u042, u050)
             if any(SaveAllRanks._made_on_some_ranks(file, t) or SaveAllRanks._unresolved_flag(file, t) for t in tests):
                 continue  # (`if args.tensorboard:` may be a rank flag set elsewhere: no guess)
+            adds = self._adds(file, call)
+            if adds and all(any(file.is_rank_test(t) for t in file.conditions(a)) for a in adds):
+                continue  # opened everywhere, written on one rank (DeepSpeed-Chat's step3 main.py): empty files
             where = source(path) if path is not None else "the default runs/ folder"
             yield Hit(call, message=f"every rank opens SummaryWriter({where}): each writes its own event file "
                       "into the same folder and adds its own shard's figures under the same tags, so TensorBoard "
@@ -121,3 +127,16 @@ class SummaryWriterAllRanks(Rule):
                     if isinstance(value, ast.expr) and SummaryWriterAllRanks._from_clock(file, value, depth + 1):
                         return True
         return False
+
+    @staticmethod
+    def _adds(file: FileModel, call: ast.Call) -> list[ast.Call] | None:
+        """The `add_*` calls on the name the writer is bound to (`writer = SummaryWriter(...)`, `self.writer
+        = ...`), or None when it is not bound to a name."""
+        stmt = file.parent.get(call)
+        if type(stmt) is not ast.Assign or len(stmt.targets) != 1:
+            return None
+        name = terminal_name(stmt.targets[0])
+        if not name:
+            return None
+        return [c for c in file.calls if type(c.func) is ast.Attribute and c.func.attr.startswith("add_")
+                and terminal_name(c.func.value) == name]
