@@ -144,6 +144,12 @@ class TestDatasetDownloadAllRanks:
             "from torchvision import datasets", "from torchvision import datasets\n    import torch.distributed as dist")
         assert "dataset-download-all-ranks" not in rules(code)
 
+    def test_control_another_module_s_dataset_is_not_decided(self):
+        # mature-repository control, ResNeSt scripts/torch/train.py: get_dataset(cfg.DATA.DATASET)(..., download=True)
+        # in the spawned worker; its only registered dataset (ImageNet) ignores download
+        code = DOWNLOAD.replace("datasets.FashionMNIST(", "get_dataset(cfg.DATA.DATASET)(")
+        assert "dataset-download-all-ranks" not in rules(code)
+
     def test_sibling_download_by_rank_test_is_said_so(self):
         # lint heldout20 u040: STL10(..., download=(rank == 0)), the barrier after it
         code = DOWNLOAD.replace("download=True,", "download=(rank == 0),")

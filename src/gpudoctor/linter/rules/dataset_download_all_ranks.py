@@ -12,6 +12,13 @@ from gpudoctor.linter.rules.save_all_ranks import _single_process_arm
 # A context that lets one process go first (`with torch_distributed_zero_first(rank):`, Accelerate's
 # `with accelerator.main_process_first():`, `with local_main_first():`).
 GOES_FIRST = re.compile(r"first|zero_first|rank_zero|main_process", re.IGNORECASE)
+# The packages whose dataset classes fetch their files when given download=True.
+DOWNLOADERS = ("torchvision.datasets.", "torchaudio.datasets.", "torchtext.datasets.", "medmnist.")
+# torchvision's downloading datasets by name, for a snippet that left its imports out.
+KNOWN = frozenset({"MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST", "CIFAR10", "CIFAR100", "STL10", "SVHN",
+                   "Caltech101", "Caltech256", "CelebA", "Flowers102", "Food101", "OxfordIIITPet", "StanfordCars",
+                   "FGVCAircraft", "DTD", "EuroSAT", "GTSRB", "Omniglot", "SEMEION", "USPS", "VOCDetection",
+                   "VOCSegmentation", "Places365", "SBDataset", "PCAM", "RenderedSST2", "Country211"})
 
 
 class DatasetDownloadAllRanks(Rule):
@@ -33,7 +40,9 @@ class DatasetDownloadAllRanks(Rule):
     spawned worker; u040: STL10 with `download=(rank == 0)`, the barrier
     after it) and heldout4 (q060: `download = args.local_rank == 0`).
 
-    Flagged: a call given `download=` True or a rank test, in a script that
+    Flagged: a dataset of torchvision, torchaudio, torchtext or medmnist
+    (by its import, or by a torchvision dataset's name where the snippet
+    has no imports) given `download=` True or a rank test, in a script that
     is distributed (it starts a process group, spawns workers or wraps a
     model in DDP), on every rank. Not flagged: a call under a rank test
     (`if rank == 0:`), in the process that calls mp.spawn (it runs once,
@@ -42,6 +51,11 @@ class DatasetDownloadAllRanks(Rule):
     `accelerator.main_process_first()`, or after a barrier that a rank test
     puts the other ranks at first (`if rank != 0: dist.barrier()`, the
     zero-first pattern written out).
+
+    A dataset class of another module (`get_dataset(name)(..., download=True)`)
+    is not flagged: whether it downloads at all is not in this file (ResNeSt's
+    only registered dataset, ImageNet, takes `download` and ignores it: the
+    mature-repository control).
 
     A warning: on a machine where the data is there already (a second run,
     a shared cache filled beforehand) nothing is downloaded and nothing
@@ -117,7 +131,7 @@ class DatasetDownloadAllRanks(Rule):
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
-        calls = [c for c in file.calls if keyword(c, "download") is not None]
+        calls = [c for c in file.calls if keyword(c, "download") is not None and self._downloads(file, c)]
         if not calls or not is_distributed_program(file):
             return
         for call in calls:
@@ -181,3 +195,11 @@ class DatasetDownloadAllRanks(Rule):
                     and other.lineno < call.lineno and any(file.is_rank_test(t) for t in file.conditions(other)):
                 return True
         return False
+
+    @staticmethod
+    def _downloads(file: FileModel, call: ast.Call) -> bool:
+        """A dataset class known to fetch its files when told to download."""
+        qn = file.call_name(call)
+        if qn is not None and "." in qn:
+            return qn.startswith(DOWNLOADERS)
+        return terminal_name(call.func) in KNOWN
