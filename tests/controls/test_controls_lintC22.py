@@ -185,6 +185,10 @@ class TestSummaryWriterAllRanks:
             "dist.init_process_group(backend=\"nccl\")\n    log_dir = os.path.join(out, datetime.now().strftime('%H%M%S'))")
         assert "summary-writer-all-ranks" not in rules(code)
 
+    def test_control_the_default_folder_is_per_start_time(self):
+        # lint heldout15 u025: SummaryWriter() with no folder writes under runs/<date-time>_<host>
+        assert "summary-writer-all-ranks" not in rules(WRITER.replace('log_dir="./logs"', ""))
+
     def test_control_opened_everywhere_but_written_on_rank_0_is_quiet(self):
         # mature-repository control, DeepSpeed-Chat step3 main.py: the writer made in parse_args on every
         # rank, each add_scalar under `if args.enable_tensorboard and torch.distributed.get_rank() == 0:`

@@ -35,7 +35,8 @@ class SummaryWriterAllRanks(Rule):
     (`if rank == 0:`, `if is_main_process():`), in the process that calls
     mp.spawn, in the `else` of `if args.distributed:`, on a folder that
     holds the rank (`f"runs/rank{rank}"`: one folder per rank is a choice),
-    or on one named from the clock (`datetime.now().strftime(...)`): the
+    or on one named from the clock (`datetime.now().strftime(...)`, or no
+    folder given: SummaryWriter's default is `runs/<date-time>_<host>`): the
     ranks may or may not share it, which the file does not decide; nor a
     writer every rank opens but only one rank adds to (each `add_*` call on
     it under a rank test: the others leave empty event files, DeepSpeed-Chat's
@@ -96,8 +97,8 @@ class SummaryWriterAllRanks(Rule):
             return
         for call in calls:
             path = keyword(call, "log_dir", 0) or keyword(call, "logdir")
-            if path is not None and (SaveAllRanks._per_rank(file, path) or self._from_clock(file, path)):
-                continue  # one folder per rank, or one per start time
+            if path is None or SaveAllRanks._per_rank(file, path) or self._from_clock(file, path):
+                continue  # one folder per rank, or one per start time (SummaryWriter()'s runs/<time>_<host>)
             if file.rank_guarded(call) or in_spawning_parent(file, call) or _single_process_arm(file, call):
                 continue
             if file.function(call) is None and file.under_main_guard(call) and any(file.is_spawn(c) for c in file.calls):
@@ -110,7 +111,7 @@ class SummaryWriterAllRanks(Rule):
             adds = self._adds(file, call)
             if adds and all(any(file.is_rank_test(t) for t in file.conditions(a)) for a in adds):
                 continue  # opened everywhere, written on one rank (DeepSpeed-Chat's step3 main.py): empty files
-            where = source(path) if path is not None else "the default runs/ folder"
+            where = source(path)
             yield Hit(call, message=f"every rank opens SummaryWriter({where}): each writes its own event file "
                       "into the same folder and adds its own shard's figures under the same tags, so TensorBoard "
                       "shows one curve per rank (or whichever file it reads) for one run")
