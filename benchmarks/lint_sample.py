@@ -86,9 +86,6 @@ ALIASES = {
     "ddp-wraps-module-before-to-device": "ddp-module-on-cpu",
     "ddp-device-ids-on-cpu-module": "ddp-module-on-cpu",
     "ddp-device-ids-module-on-cpu": "ddp-module-on-cpu",
-    # heldout20 u014, u020, u021, u049: a SummaryWriter on one folder opened by every rank (u016's config.yaml
-    # written by every rank, under the same name, is no writer: a miss of the rule, honestly counted)
-    "file-write-all-ranks": "summary-writer-all-ranks",
     # heldout20 u046 (FashionMNIST(download=True) in the spawned worker), heldout4 q060 and heldout20 u040
     # (`download=` a rank test, the other ranks not waiting)
     "download-all-ranks": "dataset-download-all-ranks",

@@ -52,7 +52,6 @@ from gpudoctor.linter.rules.spawn_args_not_picklable import SpawnArgsNotPicklabl
 from gpudoctor.linter.rules.spawn_args_not_tuple import SpawnArgsNotTuple
 from gpudoctor.linter.rules.spawn_no_main_guard import SpawnNoMainGuard
 from gpudoctor.linter.rules.spawn_num_workers import SpawnNumWorkers
-from gpudoctor.linter.rules.summary_writer_all_ranks import SummaryWriterAllRanks
 from gpudoctor.linter.rules.syntax_error import SyntaxErrorRule
 from gpudoctor.linter.rules.tensor_to_unassigned import TensorToUnassigned
 from gpudoctor.linter.rules.torch_load_no_map_location import TorchLoadNoMapLocation
@@ -114,7 +113,6 @@ CHECKS: tuple[Rule, ...] = (
     LocalRankAsGlobalRank(),
     MkdirRaceAllRanks(),
     DatasetDownloadAllRanks(),
-    SummaryWriterAllRanks(),
     DdpForwardBypassed(),
     NoDistributedSampler(),
     NoGradientSync(),
