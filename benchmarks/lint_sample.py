@@ -91,6 +91,7 @@ ALIASES = {
     "download-all-ranks": "dataset-download-all-ranks",
     "download-without-barrier": "dataset-download-all-ranks",
     "barrier-after-rank0-download": "dataset-download-all-ranks",
+    "lr-scheduler-on-one-rank": "scheduler-step-on-one-rank",  # heldout13 u015: ReduceLROnPlateau.step on rank 0
 }
 
 

@@ -156,3 +156,37 @@ class TestDatasetDownloadAllRanks:
         found = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")
                  if d.rule == "dataset-download-all-ranks"]
         assert found[0].line == 5 and "download=rank == 0" in found[0].message
+
+
+# lint heldout20 u022 (an apex DDP trainer): the scheduler stepped with rank 0's checkpoint save
+SCHEDULE = """
+    import torch.distributed as dist
+
+    dist.init_process_group(backend="nccl", init_method="env://")
+    for epoch in range(args.epochs):
+        train_one_epoch(model, optimizer)
+        if args.local_rank == 0:
+            scheduler.step(epoch)
+            save_checkpoint(model, epoch)
+"""
+
+
+class TestSchedulerStepOnOneRank:
+    def test_sibling_stepped_under_the_rank_test(self):
+        assert rules(SCHEDULE)["scheduler-step-on-one-rank"] == [(7, "warning")]
+
+    def test_control_stepped_on_every_rank_is_quiet(self):
+        code = SCHEDULE.replace("        if args.local_rank == 0:\n            scheduler.step(epoch)\n",
+                                "        scheduler.step(epoch)\n        if args.local_rank == 0:\n")
+        assert "scheduler-step-on-one-rank" not in rules(code)
+
+    def test_control_the_scheduler_s_own_none_test_is_not_a_rank_test(self):
+        # lint heldout16 u013: `if self.scheduler is not None: self.scheduler.step(loss)` on every rank
+        code = SCHEDULE.replace("if args.local_rank == 0:", "if scheduler is not None:")
+        assert "scheduler-step-on-one-rank" not in rules(code)
+
+    def test_sibling_the_save_beside_it_is_rank_0_s_alone(self):
+        # the checkpoint saved under the same test is right (save-all-ranks stays quiet); only the step is said
+        found = rules(SCHEDULE)
+        assert "save-all-ranks" not in found and list(found) == ["scheduler-step-on-one-rank"]
+

@@ -46,6 +46,7 @@ from gpudoctor.linter.rules.sampler_no_set_epoch import SamplerNoSetEpoch
 from gpudoctor.linter.rules.sampler_passed_as_shuffle import SamplerPassedAsShuffle
 from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks
 from gpudoctor.linter.rules.save_ddp_wrapper import SaveDdpWrapper
+from gpudoctor.linter.rules.scheduler_step_on_one_rank import SchedulerStepOnOneRank
 from gpudoctor.linter.rules.set_device_literal import SetDeviceLiteral
 from gpudoctor.linter.rules.shuffle_with_sampler import ShuffleWithSampler
 from gpudoctor.linter.rules.spawn_args_not_picklable import SpawnArgsNotPicklable
@@ -113,6 +114,7 @@ CHECKS: tuple[Rule, ...] = (
     LocalRankAsGlobalRank(),
     MkdirRaceAllRanks(),
     DatasetDownloadAllRanks(),
+    SchedulerStepOnOneRank(),
     DdpForwardBypassed(),
     NoDistributedSampler(),
     NoGradientSync(),
