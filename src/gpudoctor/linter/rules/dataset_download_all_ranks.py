@@ -1,0 +1,205 @@
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterator
+
+from gpudoctor.linter.idioms import in_spawning_parent, is_distributed_program, source
+from gpudoctor.linter.model import FileModel, keyword, terminal_name
+from gpudoctor.linter.rule import Hit, Rule
+from gpudoctor.linter.rules.save_all_ranks import _single_process_arm
+
+# A context that lets one process go first (`with torch_distributed_zero_first(rank):`, Accelerate's
+# `with accelerator.main_process_first():`, `with local_main_first():`).
+GOES_FIRST = re.compile(r"first|zero_first|rank_zero|main_process", re.IGNORECASE)
+# The packages whose dataset classes fetch their files when given download=True.
+DOWNLOADERS = ("torchvision.datasets.", "torchaudio.datasets.", "torchtext.datasets.", "medmnist.")
+# torchvision's downloading datasets by name, for a snippet that left its imports out.
+KNOWN = frozenset({"MNIST", "FashionMNIST", "KMNIST", "EMNIST", "QMNIST", "CIFAR10", "CIFAR100", "STL10", "SVHN",
+                   "Caltech101", "Caltech256", "CelebA", "Flowers102", "Food101", "OxfordIIITPet", "StanfordCars",
+                   "FGVCAircraft", "DTD", "EuroSAT", "GTSRB", "Omniglot", "SEMEION", "USPS", "VOCDetection",
+                   "VOCSegmentation", "Places365", "SBDataset", "PCAM", "RenderedSST2", "Country211"})
+
+
+class DatasetDownloadAllRanks(Rule):
+    """A dataset built with `download=` on the ranks of a distributed
+    script, two shapes of one race:
+
+    - `download=True` on every rank: each rank finds the files missing on a
+      fresh machine and fetches them into the same folder at once; the
+      archives overwrite one another half-written and a rank can read
+      another's partial file (a corrupt-archive or MD5 error, or a silent
+      bad extract).
+    - `download=(rank == 0)` (or a name bound to such a test): rank 0
+      fetches while the other ranks build the same dataset at the same
+      moment with `download=False`, find no files and raise "Dataset not
+      found or corrupted"; a barrier after the call comes too late.
+
+    Asked for by issue 41's lint heldout10 (u006, u019: MNIST / CIFAR10
+    with download=True in every rank), heldout20 (u046: FashionMNIST in the
+    spawned worker; u040: STL10 with `download=(rank == 0)`, the barrier
+    after it) and heldout4 (q060: `download = args.local_rank == 0`).
+
+    Flagged: a dataset of torchvision, torchaudio, torchtext or medmnist
+    (by its import, or by a torchvision dataset's name where the snippet
+    has no imports) given `download=` True or a rank test, in a script that
+    is distributed (it starts a process group, spawns workers or wraps a
+    model in DDP), on every rank. Not flagged: a call under a rank test
+    (`if rank == 0:`), in the process that calls mp.spawn (it runs once,
+    before the ranks), in the arm of `if args.distributed:` that runs one
+    process, inside `with torch_distributed_zero_first(rank):` or
+    `accelerator.main_process_first()`, or after a barrier that a rank test
+    puts the other ranks at first (`if rank != 0: dist.barrier()`, the
+    zero-first pattern written out).
+
+    A dataset class of another module (`get_dataset(name)(..., download=True)`)
+    is not flagged: whether it downloads at all is not in this file (ResNeSt's
+    only registered dataset, ImageNet, takes `download` and ignores it: the
+    mature-repository control).
+
+    A warning: on a machine where the data is there already (a second run,
+    a shared cache filled beforehand) nothing is downloaded and nothing
+    races; the file cannot say which machine it runs on.
+    """
+
+    id = "dataset-download-all-ranks"
+    in_tests = False
+    message = ("the dataset is downloaded on the ranks at the same time: on a fresh machine they race on one "
+               "folder (partial archives), or the ranks that do not download find no files")
+    fix = "download on rank 0 first: if rank == 0: Dataset(root, download=True); dist.barrier(); then build it " \
+          "with download=False on every rank"
+    needles = ("download",)
+
+    VALID = (
+        '''
+        import torch.distributed as dist
+        from torchvision import datasets
+
+        dist.init_process_group("nccl")
+        if dist.get_rank() == 0:
+            datasets.MNIST("./data", download=True)
+        dist.barrier()
+        train = datasets.MNIST("./data", download=False)
+        ''',
+        '''
+        import torch.multiprocessing as mp
+        from torchvision import datasets
+
+        def worker(rank, world_size):
+            train = datasets.CIFAR10("./data", train=True, download=False)
+
+        if __name__ == "__main__":
+            datasets.CIFAR10("./data", train=True, download=True)  # the parent, once
+            mp.spawn(worker, args=(2,), nprocs=2)
+        ''',
+        '''
+        import torch.distributed as dist
+        from torchvision import datasets
+
+        def build(rank):
+            if rank != 0:
+                dist.barrier()
+            train = datasets.CIFAR10("./data", download=rank == 0)
+            if rank == 0:
+                dist.barrier()
+            return train
+        ''',
+    )
+    INVALID = (
+        '''
+        import torch.multiprocessing as mp
+        from torchvision import datasets
+
+        def worker(rank, world_size):
+            train = datasets.FashionMNIST("./data", train=True, download=True)  # flagged
+
+        if __name__ == "__main__":
+            mp.spawn(worker, args=(2,), nprocs=2)
+        ''',
+        '''
+        import os
+        import torch.distributed as dist
+        from torchvision.datasets import STL10
+
+        def main(rank):
+            dist.init_process_group("nccl")
+            data = STL10("./data", split="unlabeled", download=(rank == 0))  # flagged
+            dist.barrier()
+
+        main(int(os.environ["RANK"]))
+        ''',
+    )
+
+    def check(self, file: FileModel) -> Iterator[Hit]:
+        calls = [c for c in file.calls if keyword(c, "download") is not None and self._downloads(file, c)]
+        if not calls or not is_distributed_program(file):
+            return
+        for call in calls:
+            value = keyword(call, "download")
+            assert value is not None
+            kind = self._kind(file, value)
+            if not kind:
+                continue
+            if file.rank_guarded(call) or in_spawning_parent(file, call) or _single_process_arm(file, call):
+                continue
+            if self._under_main_guard_of_spawner(file, call) or self._goes_first(file, call):
+                continue
+            name = terminal_name(call.func) or "the dataset"
+            if kind == "all":
+                message = (f"{name}(..., download=True) runs on every rank: on a fresh machine every rank fetches "
+                           "the files into the same folder at once, and the half-written archives race "
+                           "(corrupt-archive or checksum errors)")
+            else:
+                message = (f"{name}(..., download={source(value)}): one rank downloads while the others build "
+                           "the same dataset at the same moment with download=False and, on a fresh machine, "
+                           "raise 'Dataset not found' (a barrier after the call comes too late)")
+            # the datasets one function downloads (train and test) are one race, said once at the first
+            yield Hit(call, message=message, also=(value.lineno,) if value.lineno != call.lineno else (),
+                      cause=id(file.function(call) or file.tree))
+
+    @staticmethod
+    def _kind(file: FileModel, value: ast.expr) -> str:
+        """"all" (download=True), "one" (download on one rank, by a rank test), "" (neither)."""
+        values: list[object] = [value]
+        if type(value) is ast.Name:
+            bindings = file.lookup(value)
+            if not bindings:
+                return ""
+            values = [getattr(b, "value", None) for b in bindings]
+            if any(not isinstance(v, ast.expr) or getattr(b, "kind", "") != "value" for v, b in zip(values, bindings)):
+                return ""
+        if all(type(v) is ast.Constant and v.value is True for v in values):
+            return "all"
+        if all(isinstance(v, ast.expr) and file.is_rank_test(v) for v in values):
+            return "one"
+        return ""
+
+    @staticmethod
+    def _under_main_guard_of_spawner(file: FileModel, call: ast.Call) -> bool:
+        """At the module's top under `if __name__ == "__main__":` of a script that spawns its ranks: the
+        parent, once."""
+        return file.function(call) is None and file.under_main_guard(call) and any(
+            file.is_spawn(c) for c in file.calls)
+
+    @staticmethod
+    def _goes_first(file: FileModel, call: ast.Call) -> bool:
+        """Inside a `with` that lets one process go first, or after a barrier the other ranks meet first
+        (`if rank != 0: dist.barrier()`) in the same function."""
+        for above in file.ancestors(call):
+            if type(above) in (ast.With, ast.AsyncWith) and any(
+                    GOES_FIRST.search(terminal_name(item.context_expr)) for item in above.items):  # type: ignore[attr-defined]
+                return True
+        func = file.function(call)
+        for other in file.calls:
+            if terminal_name(other.func) == "barrier" and file.function(other) is func \
+                    and other.lineno < call.lineno and any(file.is_rank_test(t) for t in file.conditions(other)):
+                return True
+        return False
+
+    @staticmethod
+    def _downloads(file: FileModel, call: ast.Call) -> bool:
+        """A dataset class known to fetch its files when told to download."""
+        qn = file.call_name(call)
+        if qn is not None and "." in qn:
+            return qn.startswith(DOWNLOADERS)
+        return terminal_name(call.func) in KNOWN
