@@ -179,4 +179,4 @@ class TestVariableUnassignedWhoseFrame:
         # Lightning-AI/lightning-thunder#448: raised in thunder's fsdp_transform_module
         found = api.diagnose("Traceback (most recent call last):\n  File \"/usr/lib/python3.10/site-packages/thunder/distributed/__init__.py\", "
                              "line 434, in fsdp_transform_module\n" + self.LINE).findings[0]
-        assert found.id == "variable-unassigned" and "that frame is thunder's code" in found.fix and "pip install -U thunder" in found.fix
+        assert found.id == "variable-unassigned" and "that frame is thunder's code" in found.fix and "pip install -U PACKAGE" in found.fix

@@ -1507,7 +1507,8 @@ class Diagnosis:
                 if last.user():
                     fix = fix[: clause.start()]
                 else:
-                    fix = fix[: clause.start()] + f"; that frame is {whose(last)}: " + clause["then"].replace("PACKAGE", package_of(last.path) or "PACKAGE")
+                    # (PACKAGE stays: the import name a frame shows is not always what pip installs, lightning-thunder's thunder)
+                    fix = fix[: clause.start()] + f"; that frame is {whose(last)}: " + clause["then"]
         if sign is not None and "PACKAGES" in fix:
             # innermost first: the package that raised, then the one that called it
             # (what pip can show: not Python's own library, not a model's code from the Hub)
