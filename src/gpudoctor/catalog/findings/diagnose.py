@@ -556,7 +556,9 @@ the answer.""",
     evidence="`said`: the title, with its line.",
     title="the reporter says the job does not use the GPU it should (line {line}: {said}); no line of the log shows why",
     why="A job leaves its GPU idle when it runs on the CPU (a torch or a library built without CUDA, a device or a GPU option left at the CPU, a GPU the process cannot see), when it was started as one process where one per GPU was meant (python train.py rather than torchrun or horovodrun), when it runs on another GPU than the one chosen (a device option the program does not pass on, CUDA_VISIBLE_DEVICES set after CUDA started), or when the GPU holds the model and waits on the CPU (data loading). The log shows none of these.",
-    fix="python -c \"import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.device_count())\"   # in the job's environment; then nvidia-smi while it runs: no process of the job = it runs on the CPU; its process holding memory at 0 % = the GPU waits on data loading; one GPU of several busy = one process (torchrun --nproc_per_node <GPUs>, horovodrun -np <GPUs>), or another GPU than the chosen one (CUDA_VISIBLE_DEVICES=<n> python train.py: set before the program starts)",
+    # (nvidia-smi first: it decides for any program; the framework's own check after it, PyTorch's and TensorFlow's, as
+    # the development audit found this fix misfitting TensorFlow, Blender and C++ jobs when it opened with torch's)
+    fix="nvidia-smi   # while the job runs: no process of the job = it runs on the CPU (then in the job's environment: python -c \"import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.device_count())\" for PyTorch, python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\" for TensorFlow, the program's own device option otherwise); its process holding memory at 0 % = the GPU waits on data loading; one GPU of several busy = one process (torchrun --nproc_per_node <GPUs>, horovodrun -np <GPUs>), or another GPU than the chosen one (CUDA_VISIBLE_DEVICES=<n> python train.py: set before the program starts)",
 )
 
 
