@@ -10,18 +10,7 @@ from __future__ import annotations
 from gpudoctor import api
 from gpudoctor.core.findings import Severity
 from test_controls_classes6 import case
-
-
-def found(text: str) -> dict:
-    """finding id -> the finding (the first of an id)."""
-    out: dict = {}
-    for f in api.diagnose(text).findings:
-        out.setdefault(f.id, f)
-    return out
-
-
-def head(text: str):
-    return api.diagnose(text).findings[0]
+from test_controls_diagC20 import found, head
 
 
 # Lightning's device lines (rinongal/textual_inversion#44; Lightning-AI/pytorch-lightning#4364 for "used: True")
