@@ -148,11 +148,13 @@ class Progress(WholeLines):
         """The whole lines block[begin:end], one by one: each line's kind (its bytes without digits, lowered) looked up
         first (a long log is the same few kinds of line over and over: a progress line's kind is known, and so is one that
         is nothing), a few substring tests on a new one, the regexes on those that pass them."""
-        lowered = block[begin:end].lower().split(b"\n")[:-1]  # (block[begin:end] ends with a newline)
+        low_slice = block[begin:end].lower()
+        lowered = low_slice.split(b"\n")[:-1]  # (block[begin:end] ends with a newline)
+        keys = low_slice.translate(None, DIGITS).split(b"\n")  # every line's kind at once: one call, not one a line
         at = begin
         for i, low in enumerate(lowered):
             here, at = at, at + len(low) + 1
-            key = low.translate(None, DIGITS)[:KIND_CHARS]
+            key = keys[i][:KIND_CHARS]
             kind = self.kinds.get(key)
             if kind is not None:
                 kind.last.append((self.lines + 1 + i, block[here : here + len(low)]))
