@@ -19,6 +19,9 @@ from gpudoctor.knowledge.reported import Reported, ReportedError, sentence_repor
         ("# fairseq-hydra-train couldn't find such file or directory: 'fairseq/data-bin/wikitext-103/dict.txt'",
          "fairseq-hydra-train couldn't find such file or directory: 'fairseq/data-bin/wikitext-103/dict.txt'"),
         ("# [Bug]: RuntimeError: CUDA error: out of memory", "RuntimeError: CUDA error: out of memory"),
+        # docling-project/docling#2552: the words before a bare "error:" name whose error it is
+        ("# CUDA driver error: invalid argumen", "CUDA driver error: invalid argumen"),
+        ("# DSL pipeline: 'Internal data stream error.' received from the tiler", "Internal data stream error."),
     ],
 )
 def test_a_title_that_quotes_the_program(title, words):
@@ -70,6 +73,11 @@ def test_a_sentence_that_reports_the_program(line, words):
 )
 def test_a_sentence_that_reports_nothing(line):
     assert sentence_reports(line) == []
+
+
+def test_outside_a_thread_only_a_persons_sentence_reports():
+    line = 'Epoch 3 done, the worker answered "invalid_request_error for the batch"'
+    assert sentence_reports(line, framed=False) == [] and sentence_reports("I get " + line, framed=False) != []
 
 
 def test_the_reader_keeps_the_title_and_the_sentences_outside_fences():

@@ -29,7 +29,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from gpudoctor.knowledge.mentions import SUPPOSED, clause_before
+from gpudoctor.knowledge.mentions import PERSON, PROSE, SUPPOSED, clause_before
 from gpudoctor.knowledge.reruns import WholeLines
 from gpudoctor.knowledge.said_hang import POST
 from gpudoctor.knowledge.title_said import TITLE, TITLE_LINES
@@ -40,8 +40,10 @@ PERSON_LINE = 600  # characters: a longer line is a program's
 # the thread's own frame: the corpus' source line, the repository's line, its labels (a post's byline: said_hang.POST); a code fence
 HEADER = re.compile(r"^(?:# source: |\S+/\S+ \xb7 (?:issue|pull request|discussion) #|labels: )")
 FENCE = re.compile(r"^\s*(?:```|~~~)")
-# a quoted span: backticks, double quotes, typographic quotes (single quotes stand in words and in messages' own names)
+# a quoted span: backticks, double quotes, typographic quotes (single quotes stand in a sentence's words and in messages' own names)
 SPAN = re.compile(r"`([^`\n]{6,}?)`|\"([^\"\n]{6,}?)\"|\u201c([^\u201d\n]{6,}?)\u201d")
+# in a title, single quotes too: one that no word touches on its outer sides (not an apostrophe: "can't", "users'")
+TITLE_SPAN = re.compile(SPAN.pattern + r"|(?<![\w'])'([^'\n]{8,}?)'(?![\w'])")
 # words that state a failure: a quoted span without them is a command, a name or a setting
 FAILS = re.compile(
     r"\b(?:errors?|fail(?:ed|s|ure)?|fatal|exception|abort(?:ed)?|killed|segmentation fault|core dumped|timed? ?out|refused|invalid"
@@ -83,6 +85,10 @@ MESSAGE_AT = re.compile(
     r"|(?<![\w.])(?:ERROR|FATAL|[Ee]rror|[Ff]atal)\s*:\s*(?=\S)"
     r"|^(?:[a-z_]\w*_\w*|[\w\-]+\.(?:py|sh|lua)):\s+(?=\S)"
 )
+# before a bare "error:", the words that name whose error it is, when they are all the title has before it (not a person's
+# words: "I get error: ...")
+ERROR_WORD = re.compile(r"(?i:error|fatal)")
+NAMED = re.compile(r"^(?!.*\b(?i:I|we|my|it|this|get|gets|got|getting|have|has|had|see|saw)\b)(?:[\w.\-]+ ){1,3}$")
 # a failure said of an object the title quotes: the program's message names what it could not find or open
 OBJECT = re.compile(
     r"(?:(?:can't|cannot|couldn't|could not|unable to|fail(?:s|ed)? to) (?:find|open|load|import|locate)\s+(?:the\s+)?['\"`]"
@@ -129,19 +135,25 @@ def title_reports(title: str) -> list[str]:
     text = TAGS.sub("", title.lstrip("# ").strip())
     if not text or ASKED.search(text):
         return []
-    out = [s for m in SPAN.finditer(text) if FAILS.search(s := quoted(text, m)) and not hedged(clause_before(text, m.start()))]
+    out = [s for m in TITLE_SPAN.finditer(text) if FAILS.search(s := quoted(text, m)) and not hedged(clause_before(text, m.start()))]
     m, said = MESSAGE_AT.search(text), OBJECT.search(text)
     if m is not None and FAILS.search(text, m.start()) and not hedged(clause_before(text, m.start())):
-        out.append(text[m.start():].strip())
+        start = m.start()
+        if ERROR_WORD.match(m.group(0)) and (named := NAMED.search(text, 0, start)) is not None:
+            start = named.start()  # the words that name whose error it is ("CUDA driver error: invalid argument")
+        out.append(text[start:].strip())
     elif said is not None and not hedged(clause_before(text, said.start())):
         out.append(text)
     return list(dict.fromkeys(out))
 
 
-def sentence_reports(line: str) -> list[str]:
-    """The program's messages a person's sentence quotes and reports (see the module's why)."""
+def sentence_reports(line: str, framed: bool = True) -> list[str]:
+    """The program's messages a person's sentence quotes and reports (see the module's why). Outside a thread's frame
+    (`framed` False: a log, not a thread) only a sentence in the first person or that opens as a person's does is one."""
     text = line.strip()
     if not text or len(text) > PERSON_LINE or line[:2] in ("  ", "\t") or CODE.match(text) or ASKED.search(text):
+        return []
+    if not framed and not (PERSON.search(text) or PROSE.search(text)):
         return []
     if len(WORD.findall(ANY_QUOTE.sub(" ", text))) < 3:
         return []  # no sentence around the quotes: a record's fields ('"msg":"failed to allocate device"'), a list of names
@@ -195,6 +207,6 @@ class Reported(WholeLines):
             self.titled = True
             found, place = title_reports(text), "title"
         else:
-            found, place = sentence_reports(text), "sentence"
+            found, place = sentence_reports(text, self.framed), "sentence"
         for words in found[: KEPT - len(self.reports)]:
             self.reports.append(ReportedError(number, place, words))
