@@ -89,6 +89,12 @@ class TestLogInconclusive:
         f = head(case("heldout22", "llama-cpp-6184-cublas-init-log"))
         assert "no CUDA devices found" in f.title and len(f.evidence["reported"]) == 2
 
+    def test_control_the_logs_own_error_leads_a_quoted_message(self):
+        # the title's message (ggml-org/llama.cpp#6184) is not read where the log shows a failure of its own
+        text = thread("# ggml_init_cublas: no CUDA devices found, CUDA will be disabled", "I get this after a reinstall:")
+        text += "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+        assert head(text).id == "cuda-oom" and "log-inconclusive" not in found(text)
+
     def test_control_a_quoted_command_is_no_report(self):
         said = "I run `python -m torch.distributed.launch --nproc_per_node=4 train.py` and nothing else is printed."
         f = head(thread("# training on 4 gpus", said))
