@@ -97,3 +97,16 @@ def test_the_reader_keeps_the_title_and_the_sentences_outside_fences():
         reader.feed(data[at : at + 7])
     reader.end()
     assert reader.reports == [ReportedError(6, "sentence", "negative dimensions are not allowed")]
+
+
+def test_a_report_the_log_shows_again_says_where():
+    # lightvector/KataGo#968: the title quotes the server's refusal, and the log's ERROR line holds it
+    text = (
+        "lightvector/KataGo · issue #968 · closed · C++\n"
+        "# katago-v1.15.3-opencl-windows-x64 Server returned error 400: This version of KataGo is not enabled for distributed.\n"
+        "ERROR: task loop loop thread failed: Server returned error 400: This version of KataGo is not enabled for distributed.\n"
+    )
+    reader = Reported()
+    reader.feed(text.encode())
+    reader.end()
+    assert [r.shown for r in reader.reports] == [3]

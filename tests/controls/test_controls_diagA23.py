@@ -95,6 +95,11 @@ class TestLogInconclusive:
         text += "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
         assert head(text).id == "cuda-oom" and "log-inconclusive" not in found(text)
 
+    def test_control_the_logs_own_line_of_the_message_is_no_report(self):
+        # lightvector/KataGo#968: the title's "Server returned error 400: ..." stands again in the log's ERROR line
+        f = head(case("heldout14", "katago-968-opencl-distributed-version-not-enabled"))
+        assert f.id == "log-inconclusive" and "reported" not in f.evidence and "error lines" in f.evidence
+
     def test_control_a_quoted_command_is_no_report(self):
         said = "I run `python -m torch.distributed.launch --nproc_per_node=4 train.py` and nothing else is printed."
         f = head(thread("# training on 4 gpus", said))

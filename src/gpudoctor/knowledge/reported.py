@@ -27,7 +27,7 @@ message: knowledge/title_said.py.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from gpudoctor.knowledge.mentions import PERSON, PROSE, SUPPOSED, clause_before
 from gpudoctor.knowledge.reruns import WholeLines
@@ -36,6 +36,7 @@ from gpudoctor.knowledge.title_said import TITLE, TITLE_LINES
 
 LINES = 2000  # lines of the input read (a thread's paste is short)
 KEPT = 6  # reports kept
+SHOWN = 60  # characters of a report's words another line must hold to show them again
 PERSON_LINE = 600  # characters: a longer line is a program's
 # the thread's own frame: the corpus' source line, the repository's line, its labels (a post's byline: said_hang.POST); a code fence
 HEADER = re.compile(r"^(?:# source: |\S+/\S+ \xb7 (?:issue|pull request|discussion) #|labels: )")
@@ -78,11 +79,12 @@ ASKED = re.compile(r"^\W*(?:is|are|was|could|can|might|may|does|do|would|should|
 # a title's tags and its own label before a full-width colon ("[Bug]: ", "Bug: ", "报错："), a tag at its end
 TAGS = re.compile(r"^(?:\s*\[[^\]]{1,40}\]\s*:?)+\s*|^\s*(?:bug|question|help|issue|problem)\s*:\s*|^[^\x00-\x7f]{1,12}\uff1a\s*"
                   r"|\s*\[[^\]]{1,40}\]\s*$", re.IGNORECASE)
-# where a program's message opens in a title: an exception's class, "error:", a program's or a function's own prefix
+# where a program's message opens in a title: an exception's class (after any other script's letters too: "启动失败RuntimeError:
+# ..."), "error:" or "error 400:", a program's or a function's own prefix
 MESSAGE_AT = re.compile(
-    r"\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b(?=\s*[:(\[]|\s*$)"
+    r"(?<![A-Za-z0-9_.])(?:[A-Za-z_]\w*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception)\b(?=\s*[:(\[]|\s*$)"
     r"|\b[\w.\-/]+\.(?:py|sh|cpp|cu|cc|c|lua|rs|go):\s*(?:\d+:\s*)?(?:error|fatal)\b"
-    r"|(?<![\w.])(?:ERROR|FATAL|[Ee]rror|[Ff]atal)\s*:\s*(?=\S)"
+    r"|(?<![\w.])(?:ERROR|FATAL|[Ee]rror|[Ff]atal)(?: \d{1,4})?\s*:\s*(?=\S)"
     r"|^(?:[a-z_]\w*_\w*|[\w\-]+\.(?:py|sh|lua)):\s+(?=\S)"
 )
 # before a bare "error:", the words that name whose error it is, when they are all the title has before it (not a person's
@@ -108,11 +110,20 @@ REPORTED_PLACE = {"title": "the thread's title", "sentence": "a sentence of the 
 
 @dataclass(frozen=True)
 class ReportedError:
-    """An error the paste's own words report: its line, where it stands ("title" or "sentence") and its words."""
+    """An error the paste's own words report: its line, where it stands ("title" or "sentence"), its words, and where the
+    input shows them again."""
 
     line: int
     place: str
     text: str
+    shown: int = 0  # another line of the input that holds these words (the log's own line of it), 0 when none
+
+
+def words_of(text: str) -> str:
+    """What another line must hold to show a report's words again: the message after its first prefix ("ggml_init_cublas: ",
+    "Server returned error 400: ") where enough is left, its first SHOWN characters."""
+    head, colon, rest = text.partition(": ")
+    return (rest if colon and len(rest) >= SHOWN // 3 else text)[:SHOWN]
 
 
 def hedged(clause: str) -> bool:
@@ -181,32 +192,43 @@ class Reported(WholeLines):
         self.fenced = False
         self.framed = False  # a thread's header line was read (its repository's line)
         self.titled = False
+        self.texts: list[tuple[int, str]] = []  # the lines read, for where a report's words stand again (`end`)
 
     def read(self, block: bytes, begin: int, end: int) -> None:
         at = begin
-        while at < end and self.lines < LINES and len(self.reports) < KEPT:
+        while at < end and self.lines < LINES:
             nl = block.find(b"\n", at, end)
             nl = end if nl == -1 else nl
             self.lines += 1
             if nl - at <= 4 * PERSON_LINE:
-                self.line(self.lines, block[at:nl].decode("utf-8", "replace").rstrip("\r"))
+                text = block[at:nl].decode("utf-8", "replace").rstrip("\r")
+                if self.line(self.lines, text):
+                    self.texts.append((self.lines, text))
             at = nl + 1
         if at < end:
             self.lines += block.count(b"\n", at, end)
 
-    def line(self, number: int, text: str) -> None:
+    def end(self) -> None:
+        """The input ended: each report is told where another line holds its words (the log's own line of the message)."""
+        super().end()
+        self.reports = [replace(r, shown=next((n for n, text in self.texts if words_of(r.text) in text), 0)) for r in self.reports]
+        self.texts = []
+
+    def line(self, number: int, text: str) -> bool:
+        """Reads a line; whether it may be the log's own (not the thread's frame, not a person's sentence)."""
         if FENCE.match(text):
             self.fenced = not self.fenced
-            return
-        if self.fenced or POST.match(text):
-            return
-        if HEADER.match(text):
-            self.framed = True  # a thread's frame: its title follows
-            return
+            return False
+        if self.fenced:
+            return True
+        if POST.match(text) or HEADER.match(text):
+            self.framed = self.framed or HEADER.match(text) is not None  # a thread's frame: its title follows
+            return False
         if self.framed and not self.titled and number <= TITLE_LINES and TITLE.match(text):
             self.titled = True
             found, place = title_reports(text), "title"
         else:
             found, place = sentence_reports(text, self.framed), "sentence"
-        for words in found[: KEPT - len(self.reports)]:
+        for words in found[: max(0, KEPT - len(self.reports))]:
             self.reports.append(ReportedError(number, place, words))
+        return not (found or place == "title" or PERSON.search(text) or PROSE.search(text))

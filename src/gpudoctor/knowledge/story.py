@@ -316,9 +316,8 @@ class Diagnosis:
         self.recorded: dict[str, Seen] = {}  # what the patterns matched
         self.told: dict[str, Seen] = {}  # the same, settled with the signs (`seen`)
         self.title_said: Optional[tuple[int, str, str]] = None  # a thread's title that only names a crash no line shows (`tell`)
-        # the errors the paste's own words report (knowledge/reported.py) read as lines, by their line: their place ("title",
-        # "sentence"); and those no rule read (`feed_reported`)
-        self.reported_at: dict[int, str] = {}
+        # the errors the paste's own words report (knowledge/reported.py), by their line; and those no rule read (`feed_reported`)
+        self.reported_at: dict[int, ReportedError] = {}
         self.reported_unread: list[ReportedError] = []
         self.reading_reported = False  # a report is being read (`feed_reported`): its hits are the reporter's quotes
         self.lines = 0
@@ -545,14 +544,14 @@ class Diagnosis:
         (`reported_unread`)."""
         seen = {hit.line for s in self.recorded.values() if not s.first.source for hit in (s.first, *s.samples)}
         for report in reports:
-            self.reported_at[report.line] = report.place
+            self.reported_at[report.line] = report
             if report.line in seen or not read:
                 continue
             hits, self.reading_reported = self.hits, True
             self.feed_line(report.text, report.line)
             self.reading_reported = False
-            if self.hits == hits:
-                self.reported_unread.append(report)
+            if self.hits == hits and not report.shown:
+                self.reported_unread.append(report)  # (one the log shows again is the log's own line: its answer tells it)
 
     def refine(self, p: Pattern, values: dict, msg: LogLine) -> Pattern:
         """What only the line's origin tells: an out-of-memory on GPU 0 reported by
@@ -1504,9 +1503,10 @@ class Diagnosis:
             ev["p2p_in_use"] = True
             fix += "; the GPUs talk peer-to-peer: rerun with NCCL_P2P_DISABLE=1 to rule out a P2P/ACS/IOMMU hang"
         ev["log"] = "\n".join(h.show() for h in seen.samples)
-        place = self.reported_at.get(seen.first.line) if not seen.first.source else None
-        if place is not None and seen.last in self.reported_at and all(hit.line in self.reported_at for hit in (seen.first, *seen.samples)):
-            ev["reported"] = f"line {seen.first.line}, {REPORTED_PLACE[place]}: no line of the log shows it"
+        quote = self.reported_at.get(seen.first.line) if not seen.first.source else None
+        if quote is not None and seen.last in self.reported_at and all(hit.line in self.reported_at for hit in (seen.first, *seen.samples)):
+            shown = f"line {quote.shown} holds the same words" if quote.shown else "no line of the log shows it"
+            ev["reported"] = f"line {quote.line}, {REPORTED_PLACE[quote.place]}: {shown}"
         # grouped by role, so the report reads as a story: causes, then consequences, then noise
         if p is UNRECOGNISED:  # not a pattern: its catalog entry is in catalog/findings/diagnose.py
             return Finding(id="unrecognised-failure", severity=severity, title=title, evidence=ev, why=why, fix=fix, area=AREAS[ev["role"]])
