@@ -50,6 +50,8 @@ def test_a_title_that_quotes_no_message(title):
         # open-mmlab/mmdetection#7459: a backticked message with backticks of its own
         ("It gives this error: `ValueError: IterBasedRunner: Only one of `max_epochs` or `max_iters` can be set.`",
          "ValueError: IterBasedRunner: Only one of `max_epochs` or `max_iters` can be set."),
+        # nvidia-cosmos/cosmos-predict1#11: an inline triple-backtick quote after a colon
+        ("The error is: ```OSError: [Errno 22] Invalid argument ```", "OSError: [Errno 22] Invalid argument"),
         ("Slightly different log output, but still reports `ggml_cuda_init: no CUDA devices found, CUDA will be disabled`:",
          "ggml_cuda_init: no CUDA devices found, CUDA will be disabled"),
     ],

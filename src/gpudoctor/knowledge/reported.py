@@ -138,7 +138,7 @@ def quoted(text: str, m: re.Match[str]) -> str:
     last = text.rfind("`")
     if text[m.start()] == "`" and MESSAGE_AT.match(span) and last >= m.end() and not text[last + 1 :].strip(" .,;:!)"):
         span = text[m.start() + 1 : text.rfind("`")]
-    return span.strip()
+    return span.strip(" `")
 
 
 def title_reports(title: str) -> list[str]:
@@ -174,7 +174,7 @@ def sentence_reports(line: str, framed: bool = True) -> list[str]:
         if not FAILS.search(span):
             continue
         before, after = clause_before(text, m.start()), text[m.end() : m.end() + 80]
-        if not (REPORT.search(before) or before.rstrip().endswith(":") or REPORTED_AFTER.match(after)):
+        if not (REPORT.search(before) or before.rstrip(" `").endswith(":") or REPORTED_AFTER.match(after)):
             continue
         if hedged(before) or CONDITION.match(after):
             continue
