@@ -100,6 +100,11 @@ class TestLogInconclusive:
         f = head(case("heldout14", "katago-968-opencl-distributed-version-not-enabled"))
         assert f.id == "log-inconclusive" and "reported" not in f.evidence and "error lines" in f.evidence
 
+    def test_control_the_logs_error_level_lines_lead_a_quoted_message(self):
+        # facebookresearch/habitat-sim#504: the title quotes a build error; the log's own E lines (a scene file not loaded) lead
+        f = head(case("heldout11", "habitat-sim-504-ddppo-gibson-scene-load-fail"))
+        assert "error lines" in f.evidence and f.evidence["reported"][0].startswith("line 3, the thread's title")
+
     def test_control_a_quoted_command_is_no_report(self):
         said = "I run `python -m torch.distributed.launch --nproc_per_node=4 train.py` and nothing else is printed."
         f = head(thread("# training on 4 gpus", said))

@@ -224,11 +224,12 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
     if folder or ended:
         shown = {"ended": ended} if ended else {}
         return LOG_NO_FAILURE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines)
-    if d.reported_unread:
+    quoting = {r.line for r in d.reported_unread}
+    said = [f"line {r.line}, {REPORTED_PLACE[r.place]}: {r.text[:200]}" for r in d.reported_unread]
+    if said and not [n for n, _ in d.error_lines if n not in quoting]:
         # the thread's own words quote the program's message, and no rule reads it: named as reported, what decides it said
+        # (lines the log itself wrote at error level lead it: the log's own lines are the run's)
         first = d.reported_unread[0]
-        said = [f"line {r.line}, {REPORTED_PLACE[r.place]}: {r.text[:200]}" for r in d.reported_unread]
-        quoting = {r.line for r in d.reported_unread}
         spoken = lead_first([m for m in (*d.error_lines, *d.mention_lines) if m[0] not in quoting])[:MENTIONS_KEPT]
         others = {"lines that speak of an error": [f"line {n}: {text}" for n, text in spoken]} if spoken else {}
         return LOG_INCONCLUSIVE(case="reported", evidence={"lines": d.lines, "reported": said, **others}, lines=d.lines,
@@ -244,8 +245,9 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
     under = platform_step(d) + under  # (first: the platform decides more than where the ranks' output went)
     shown = {"launcher": d.launcher} if d.launcher else {}
     if d.error_lines:
+        reported = {"reported": said} if said else {}
         said = [f"line {n}: {text}" for n, text in d.error_lines]
-        return LOG_INCONCLUSIVE(case="errors", evidence={"lines": d.lines, "error lines": said, **shown}, lines=d.lines,
+        return LOG_INCONCLUSIVE(case="errors", evidence={"lines": d.lines, "error lines": said, **shown, **reported}, lines=d.lines,
                                 count=d.error_count, first=d.error_lines[0][0], under_launcher=under)
     if d.mention_lines:
         leads = lead_first(d.mention_lines)[:MENTIONS_KEPT]
