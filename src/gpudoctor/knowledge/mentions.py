@@ -156,6 +156,10 @@ HEDGED = re.compile(r"\b(?:not|never|no longer|if|whether|unless|instead of|rath
 # a question whether it is that error ("Is this a CUDA out of memory error?"); not one that reports it ("why do I get ...?",
 # "I got error "expected batch size 34 target batch size 75" when I used 2 GPU?", hiyouga/LLaMA-Factory's thread in diagA12)
 ASKED = re.compile(r"^\W*(?:is|are|was|could|can|might|may|does|do|would|should)\b.*\?\W*$", re.IGNORECASE)
+# A supposition in the clause before the name, whoever says it: a reader's guess at what a run may meet, no report of this
+# run (microsoft/Swin-Transformer#20's comment "Without setting batch-size explicitly you might meet an error "CUDA out of
+# memory"." above another user's import-time traceback, heldout22's wrong case 28)
+SUPPOSED = re.compile(r"\byou\s+(?:might|may|could|would)\b|\b(?:maybe|perhaps|possibly|probably)\b", re.IGNORECASE)
 QUOTED = re.compile(r"\"[^\"]*(?:\"|$)|`[^`]*(?:`|$)")
 OUTPUT_QUOTED = re.compile(r"\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*:\s*\S|\b(?i:error|failed)\s*:\s*\S")
 
@@ -164,11 +168,20 @@ def said_in_prose(text: str, start: int = 0, end: int = 0) -> bool:
     """The line is a person's sentence that negates, asks about or supposes an error it names (the name at text[start:end],
     what a pattern matched), and quotes none of the program's output: no evidence that the run hit that error (it is read as
     a line that speaks of one). The hedge is in the person's words around the name: not inside the name or a quote
-    ("srun: not found" is the error's own words)."""
-    if OUTPUT_QUOTED.search(text) or not (ASKED.search(text) or PROSE.search(text) or PERSON.search(text)):
+    ("srun: not found" is the error's own words); a supposition (SUPPOSED) in the clause before the name, whoever says it."""
+    if OUTPUT_QUOTED.search(text):
+        return False
+    if SUPPOSED.search(clause_before(text, start)):
+        return True
+    if not (ASKED.search(text) or PROSE.search(text) or PERSON.search(text)):
         return False
     around = QUOTED.sub(" ", text[:start] + " " + text[end:])
     return bool(ASKED.search(text) or HEDGED.search(around))
+
+
+def clause_before(text: str, at: int) -> str:
+    """The words of text[:at] since the last sentence's or clause's end."""
+    return text[max(text.rfind(c, 0, at) for c in ".;!?") + 1 : at]
 
 
 def quoted_in_sentence(text: str, at: int) -> bool:

@@ -48,6 +48,7 @@ from gpudoctor.knowledge.nccl_loopback import NcclLoopback
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
+from gpudoctor.knowledge.reported import REPORTED_PLACE, ReportedError
 from gpudoctor.knowledge.signs import STRONG, TOLD, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.title_said import title_label
 from gpudoctor.knowledge.unrecognised import (
@@ -315,6 +316,10 @@ class Diagnosis:
         self.recorded: dict[str, Seen] = {}  # what the patterns matched
         self.told: dict[str, Seen] = {}  # the same, settled with the signs (`seen`)
         self.title_said: Optional[tuple[int, str, str]] = None  # a thread's title that only names a crash no line shows (`tell`)
+        # the errors the paste's own words report (knowledge/reported.py), by their line; and those no rule read (`feed_reported`)
+        self.reported_at: dict[int, ReportedError] = {}
+        self.reported_unread: list[ReportedError] = []
+        self.reading_reported = False  # a report is being read (`feed_reported`): its hits are the reporter's quotes
         self.lines = 0
         self.hits = 0
         self.unwrapped_at = 0  # the width a hard-wrapped paste was joined back from (0: it was not wrapped)
@@ -454,7 +459,8 @@ class Diagnosis:
                 where = msg
                 if p.id == "torchrun-root-cause" and values.get("rank", "").isdigit():
                     where = LogLine(msg.text, int(values["rank"]), msg.local_rank, values.get("host") or msg.node)
-                self.record(p, Hit(line, source, where, values, time_of(raw), person and quoted_in_sentence(msg.text, needle_at(p, msg.text))))
+                quoted = person and quoted_in_sentence(msg.text, needle_at(p, msg.text)) or self.reading_reported
+                self.record(p, Hit(line, source, where, values, time_of(raw), quoted))
                 self.signs.claim(msg, line, p.id)
                 signal = SIGNAL_EXITCODES.get(str(values.get("exitcode", ""))) if p.id == "torchrun-root-cause" else None
                 if signal and signal in BY_ID and signal not in self.recorded:
@@ -530,6 +536,22 @@ class Diagnosis:
         for i, raw in enumerate(buffered):
             self.lines += 1
             self.feed_line(raw, i + 1, source, after(i), before(i))
+
+    def feed_reported(self, reports: Iterable[ReportedError], read: bool) -> None:
+        """The errors the paste's own words report (knowledge/reported.py): their lines are marked as the reporter's (a
+        finding told from them alone says so), and where `read` (the log shows no failure of its own), each whose line no
+        rule read is read as a line of its own, by the same rules as the log's lines. Those no rule reads are kept
+        (`reported_unread`)."""
+        seen = {hit.line for s in self.recorded.values() if not s.first.source for hit in (s.first, *s.samples)}
+        for report in reports:
+            self.reported_at[report.line] = report
+            if report.line in seen or not read:
+                continue
+            hits, self.reading_reported = self.hits, True
+            self.feed_line(report.text, report.line)
+            self.reading_reported = False
+            if self.hits == hits and not report.shown:
+                self.reported_unread.append(report)  # (one the log shows again is the log's own line: its answer tells it)
 
     def refine(self, p: Pattern, values: dict, msg: LogLine) -> Pattern:
         """What only the line's origin tells: an out-of-memory on GPU 0 reported by
@@ -1481,6 +1503,10 @@ class Diagnosis:
             ev["p2p_in_use"] = True
             fix += "; the GPUs talk peer-to-peer: rerun with NCCL_P2P_DISABLE=1 to rule out a P2P/ACS/IOMMU hang"
         ev["log"] = "\n".join(h.show() for h in seen.samples)
+        quote = self.reported_at.get(seen.first.line) if not seen.first.source else None
+        if quote is not None and seen.last in self.reported_at and all(hit.line in self.reported_at for hit in (seen.first, *seen.samples)):
+            shown = f"line {quote.shown} holds the same words" if quote.shown else "no line of the log shows it"
+            ev["reported"] = f"line {quote.line}, {REPORTED_PLACE[quote.place]}: {shown}"
         # grouped by role, so the report reads as a story: causes, then consequences, then noise
         if p is UNRECOGNISED:  # not a pattern: its catalog entry is in catalog/findings/diagnose.py
             return Finding(id="unrecognised-failure", severity=severity, title=title, evidence=ev, why=why, fix=fix, area=AREAS[ev["role"]])

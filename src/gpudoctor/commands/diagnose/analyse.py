@@ -24,6 +24,7 @@ from gpudoctor.knowledge.nccl_loopback import NcclLoopback
 from gpudoctor.knowledge.reruns import RESTART_HOW, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
+from gpudoctor.knowledge.reported import REPORTED_PLACE, Reported
 from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import SAID_WORDS, Diagnosis
 from gpudoctor.knowledge.title_said import title_label_words
@@ -223,6 +224,17 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
     if folder or ended:
         shown = {"ended": ended} if ended else {}
         return LOG_NO_FAILURE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines)
+    quoting = {r.line for r in d.reported_unread}
+    said = [f"line {r.line}, {REPORTED_PLACE[r.place]}: {r.text[:200]}" for r in d.reported_unread]
+    if said and not [n for n, _ in d.error_lines if n not in quoting]:
+        # the thread's own words quote the program's message, and no rule reads it: named as reported, what decides it said
+        # (lines the log itself wrote at error level lead it: the log's own lines are the run's)
+        first = d.reported_unread[0]
+        spoken = lead_first([m for m in (*d.error_lines, *d.mention_lines) if m[0] not in quoting])[:MENTIONS_KEPT]
+        others = {"lines that speak of an error": [f"line {n}: {text}" for n, text in spoken]} if spoken else {}
+        return LOG_INCONCLUSIVE(case="reported", evidence={"lines": d.lines, "reported": said, **others}, lines=d.lines,
+                                first=first.line, place=REPORTED_PLACE[first.place].split(" that ")[0], quoted=first.text[:120],
+                                grep=shlex.quote(first.text[:60]))
     if d.tool or smi.snapshot(d.lines):
         shown = {"tool": d.tool} if d.tool else {}
         return LOG_INCONCLUSIVE(case="snapshot", evidence={"lines": d.lines, **shown}, lines=d.lines)
@@ -233,8 +245,9 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
     under = platform_step(d) + under  # (first: the platform decides more than where the ranks' output went)
     shown = {"launcher": d.launcher} if d.launcher else {}
     if d.error_lines:
+        reported = {"reported": said} if said else {}
         said = [f"line {n}: {text}" for n, text in d.error_lines]
-        return LOG_INCONCLUSIVE(case="errors", evidence={"lines": d.lines, "error lines": said, **shown}, lines=d.lines,
+        return LOG_INCONCLUSIVE(case="errors", evidence={"lines": d.lines, "error lines": said, **shown, **reported}, lines=d.lines,
                                 count=d.error_count, first=d.error_lines[0][0], under_launcher=under)
     if d.mention_lines:
         leads = lead_first(d.mention_lines)[:MENTIONS_KEPT]
@@ -350,7 +363,8 @@ def read_log(
     said_hang = SaidHang()  # and the reporter's sentence that the run hangs, with the log's lines around it
     gpus_unused = GpusUnused()  # and a framework's start-up line that GPUs are there and unused, and what the job asked for
     loopback = NcclLoopback()  # and NCCL's sockets on the loopback, and the machines the log shows
-    feed = loopback.tee(gpus_unused.tee(said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(run_starts.tee(prompts.tee(tail.tee(reader_feed))))))))))
+    reported = Reported()  # and the errors the thread's title and its people's sentences quote
+    feed = reported.tee(loopback.tee(gpus_unused.tee(said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(run_starts.tee(prompts.tee(tail.tee(reader_feed)))))))))))
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -400,6 +414,9 @@ def read_log(
         d.said_fixed = said_fixed
         said_hang.end()
         d.said_hang = said_hang
+        reported.end()
+        # (the log's own failure leads: the reporter's words are read as lines only where the log shows none)
+        d.feed_reported(reported.reports, read=not any(f.severity is Severity.ERROR for f in d.findings()))
     return (f"read only in part ({damage})" if damage else ""), d, smi
 
 

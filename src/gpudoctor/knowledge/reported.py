@@ -1,0 +1,234 @@
+"""The errors a thread's own words report: its title, or a person's sentence that quotes the program's message.
+
+A thread pasted as one text opens with its frame (the repository's line, the title, a post's byline), and the reporter's
+sentences stand around the log. The failure is often in those words and not in the log, which is cut before it (issue 35):
+the title "# ggml_init_cublas: no CUDA devices found, CUDA will be disabled" and the sentence "still reports
+`ggml_cuda_init: no CUDA devices found, CUDA will be disabled`:" above a log of model metadata (ggml-org/llama.cpp#6184);
+'If I use --nproc_per_node=4 or --nproc_per_node=8, I will get "negative dimensions are not allowed".' above launcher
+banners (MIC-DKFZ/nnUNet#856); the title "# 报错：finetune_glm.py: error: unrecognized arguments: --deepspeed_config" above
+the script's usage text (Oneflow-Inc/one-glm#25). Such a line is the reporter's copy of the program's message: it is matched
+by the same rules as a log line (knowledge/story.py `Diagnosis.feed_reported`), and its finding says where it stands.
+
+Read as reported, by the words' shape:
+- in the title, less its tags ("[Bug]:", a label before a full-width colon): where a program's message opens (an exception's
+  class, "error:", a program's or a function's name and a colon: `ggml_init_cublas: ...`, `finetune_glm.py: error: ...`), a
+  failure said of an object the title quotes ("can't find the "deploy.py" in ...", "couldn't find such file or directory:
+  '.../dict.txt'"), or a quoted span that states a failure;
+- in a person's sentence (outside a code fence, not an indented or a code line), a quoted span (backticks, double quotes)
+  that states a failure, reported by the sentence's own verb ("I get", "it gives this error:", "still reports", "we got an
+  error:"), by a colon right before it, or by "occurs" after it.
+Never evidence (no report, only a supposition or a question): a question ("Is this an OOM?"); a hedge in the clause before
+the quote ("you might meet an error "CUDA out of memory"", swin-transformer's thread; "maybe", "possibly", "instead of", a
+negation); a condition after it ('GPU reports "CUDA out of memory" if batch size is too large', Eli-YiLi/PMM#3). A title
+that only names a crash by its label ("# CUDA out of memory during training") is the reporter's word, not the program's
+message: knowledge/title_said.py.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from gpudoctor.knowledge.mentions import PERSON, PROSE, SUPPOSED, clause_before
+from gpudoctor.knowledge.reruns import WholeLines
+from gpudoctor.knowledge.said_hang import POST
+from gpudoctor.knowledge.title_said import TITLE, TITLE_LINES
+
+LINES = 2000  # lines of the input read (a thread's paste is short)
+KEPT = 6  # reports kept
+SHOWN = 60  # characters of a report's words another line must hold to show them again
+PERSON_LINE = 600  # characters: a longer line is a program's
+# the thread's own frame: the corpus' source line, the repository's line, its labels (a post's byline: said_hang.POST); a code fence
+HEADER = re.compile(r"^(?:# source: |\S+/\S+ \xb7 (?:issue|pull request|discussion) #|labels: )")
+FENCE = re.compile(r"^\s*(?:```|~~~)")
+# a quoted span: backticks, double quotes, typographic quotes (single quotes stand in a sentence's words and in messages' own names)
+SPAN = re.compile(r"`([^`\n]{6,}?)`|\"([^\"\n]{6,}?)\"|\u201c([^\u201d\n]{6,}?)\u201d")
+# in a title, single quotes too: one that no word touches on its outer sides (not an apostrophe: "can't", "users'")
+TITLE_SPAN = re.compile(SPAN.pattern + r"|(?<![\w'])'([^'\n]{8,}?)'(?![\w'])")
+# words that state a failure: a quoted span without them is a command, a name or a setting
+FAILS = re.compile(
+    r"\b(?:errors?|fail(?:ed|s|ure)?|fatal|exception|abort(?:ed)?|killed|segmentation fault|core dumped|timed? ?out|refused|invalid"
+    r"|illegal|not (?:found|allowed|supported|available|implemented|defined|recogni[sz]ed|initiali[sz]ed|enough|match\w*|compatible)"
+    r"|no (?:such|module|CUDA|GPUs?|devices?|kernel|space|attribute)\b|cannot|can't|couldn't|could not|unable|undefined"
+    r"|unrecogni[sz]ed|unexpected|mismatch|missing|denied|out of memory|(?:does|do)(?: not|n't) (?:exist|match|support)"
+    r"|must (?:be|match|have)|expected\b|only supports?)"
+    r"|\b[A-Z]\w*(?:Error|Exception)\b",
+    re.IGNORECASE,
+)
+# a person's verb that reports what the run printed
+REPORT = re.compile(
+    r"\b(?:get|gets|got|getting|see|sees|saw|seeing|receive[sd]?|receiving|encounter(?:s|ed|ing)?|hit|hitting|meet|met|face[sd]?"
+    r"|facing|run into|ran into|running into|report(?:s|ed|ing)?|show(?:s|ed|ing|n)?|throw(?:s|n|ing)?|threw|give[sn]?|gave|giving"
+    r"|raise[sd]?|raising|return(?:s|ed|ing)?|say(?:s|ing)?|said|print(?:s|ed|ing)?|output(?:s|ted)?|complain(?:s|ed|ing)?"
+    r"|tell(?:s|ing)?|told|(?:fail|crash|error|stop|end|exit)(?:s|ed|ing)? (?:out )?with)\b",
+    re.IGNORECASE,
+)
+# after the quote: the sentence's verb comes after it ("the error "X" occurs")
+REPORTED_AFTER = re.compile(r"\W{0,3}(?:\w+\s+){0,2}(?:occur\w*|appear\w*|happen\w*|(?:is|was) (?:raised|thrown|shown|printed|reported))\b",
+                            re.IGNORECASE)
+# a hedge or a negation in the clause before the quote (a supposition too: mentions.SUPPOSED): no report of this run
+HEDGE = re.compile(
+    r"\b(?:might|may|could|would|should|possible|likely|suppose|guess|assume|wonder|whether|unless|in case|e\.g\.|such as"
+    r"|instead of|rather than|no longer|used to|never|not|cannot)\b|n't\b",
+    re.IGNORECASE,
+)
+# after the quote: a condition that is not the reporter's own run ("... if batch size is too large")
+CONDITION = re.compile(r"\W{0,3}(?:if|unless|in case|when(?:ever)? you)\b", re.IGNORECASE)
+# a question whether it is that error, not a report of it ("Is this an OOM?"; "why do I get ...?" reports it)
+ASKED = re.compile(r"^\W*(?:is|are|was|could|can|might|may|does|do|would|should|any(?:one|body)?)\b.*\?\W*$", re.IGNORECASE)
+# a title's tags and its own label before a full-width colon ("[Bug]: ", "Bug: ", "报错："), a tag at its end
+TAGS = re.compile(r"^(?:\s*\[[^\]]{1,40}\]\s*:?)+\s*|^\s*(?:bug|question|help|issue|problem)\s*:\s*|^[^\x00-\x7f]{1,12}\uff1a\s*"
+                  r"|\s*\[[^\]]{1,40}\]\s*$", re.IGNORECASE)
+# where a program's message opens in a title: an exception's class (after any other script's letters too: "启动失败RuntimeError:
+# ..."), "error:" or "error 400:", a program's or a function's own prefix
+MESSAGE_AT = re.compile(
+    r"(?<![A-Za-z0-9_.])(?:[A-Za-z_]\w*\.)*[A-Z][A-Za-z0-9_]*(?:Error|Exception)\b(?=\s*[:(\[]|\s*$)"
+    r"|\b[\w.\-/]+\.(?:py|sh|cpp|cu|cc|c|lua|rs|go):\s*(?:\d+:\s*)?(?:error|fatal)\b"
+    r"|(?<![\w.])(?:ERROR|FATAL|[Ee]rror|[Ff]atal)(?: \d{1,4})?\s*:\s*(?=\S)"
+    r"|^(?:[a-z_]\w*_\w*|[\w\-]+\.(?:py|sh|lua)):\s+(?=\S)"
+)
+# before a bare "error:", the words that name whose error it is, when they are all the title has before it (not a person's
+# words: "I get error: ...")
+ERROR_WORD = re.compile(r"(?i:error|fatal)")
+NAMED = re.compile(r"^(?!.*\b(?i:I|we|my|it|this|get|gets|got|getting|have|has|had|see|saw)\b)(?:[\w.\-]+ ){1,3}$")
+# a failure said of an object the title quotes: the program's message names what it could not find or open
+OBJECT = re.compile(
+    r"(?:(?:can't|cannot|couldn't|could not|unable to|fail(?:s|ed)? to) (?:find|open|load|import|locate)\s+(?:the\s+)?['\"`]"
+    r"|(?:no such file|not found|couldn't find|could not find|cannot find|can't find|does not exist|doesn't exist)[^'\"`]{0,40}:\s*['\"`])",
+    re.IGNORECASE,
+)
+WORD = re.compile(r"[A-Za-z]{2,}")  # a word of a sentence
+ANY_QUOTE = re.compile(r"\"[^\"\n]*\"|`[^`\n]*`")  # a quoted string of any length (a record's keys and values)
+# a line of code or a program's, not a person's sentence: a program's prefix (`[rank0]:`, a reply's `>`, a table's `|`, a
+# number), a statement's keyword, a call, an assignment, a prompt
+CODE = re.compile(r"[\[>|]|\d|(?:raise|except|def|class|return|assert|if|elif|import|from|File|at|>>>|\$|#)\b|[\w.]+\(|[\w.\[\]]+\s*=[^=]")
+
+
+# where a report stands, in a finding's words
+REPORTED_PLACE = {"title": "the thread's title", "sentence": "a sentence of the reporter's that quotes it"}
+
+
+@dataclass(frozen=True)
+class ReportedError:
+    """An error the paste's own words report: its line, where it stands ("title" or "sentence"), its words, and where the
+    input shows them again."""
+
+    line: int
+    place: str
+    text: str
+    shown: int = 0  # another line of the input that holds these words (the log's own line of it), 0 when none
+
+
+def words_of(text: str) -> str:
+    """What another line must hold to show a report's words again: the message after its first prefix ("ggml_init_cublas: ",
+    "Server returned error 400: ") where enough is left, its first SHOWN characters."""
+    head, colon, rest = text.partition(": ")
+    return (rest if colon and len(rest) >= SHOWN // 3 else text)[:SHOWN]
+
+
+def hedged(clause: str) -> bool:
+    """The words before a quote suppose, hedge or negate what it says."""
+    return bool(HEDGE.search(clause) or SUPPOSED.search(clause))
+
+
+def quoted(text: str, m: re.Match[str]) -> str:
+    """A quoted span's words; a backticked message that holds backticks of its own (`ValueError: Only one of `max_epochs`
+    or `max_iters` can be set.`) runs to the line's last backtick."""
+    span = next(g for g in m.groups() if g)
+    last = text.rfind("`")
+    if text[m.start()] == "`" and MESSAGE_AT.match(span) and last >= m.end() and not text[last + 1 :].strip(" .,;:!)"):
+        span = text[m.start() + 1 : text.rfind("`")]
+    return span.strip(" `")
+
+
+def title_reports(title: str) -> list[str]:
+    """The program's message a thread's title ("# ...") quotes, if any (see the module's why)."""
+    text = TAGS.sub("", title.lstrip("# ").strip())
+    if not text or ASKED.search(text):
+        return []
+    out = [s for m in TITLE_SPAN.finditer(text) if FAILS.search(s := quoted(text, m)) and not hedged(clause_before(text, m.start()))]
+    m, said = MESSAGE_AT.search(text), OBJECT.search(text)
+    if m is not None and FAILS.search(text, m.start()) and not hedged(clause_before(text, m.start())):
+        start = m.start()
+        if ERROR_WORD.match(m.group(0)) and (named := NAMED.search(text, 0, start)) is not None:
+            start = named.start()  # the words that name whose error it is ("CUDA driver error: invalid argument")
+        out.append(text[start:].strip())
+    elif said is not None and not hedged(clause_before(text, said.start())):
+        out.append(text)
+    return list(dict.fromkeys(out))
+
+
+def sentence_reports(line: str, framed: bool = True) -> list[str]:
+    """The program's messages a person's sentence quotes and reports (see the module's why). Outside a thread's frame
+    (`framed` False: a log, not a thread) only a sentence in the first person or that opens as a person's does is one."""
+    text = line.strip()
+    if not text or len(text) > PERSON_LINE or line[:2] in ("  ", "\t") or CODE.match(text) or ASKED.search(text):
+        return []
+    if not framed and not (PERSON.search(text) or PROSE.search(text)):
+        return []
+    if len(WORD.findall(ANY_QUOTE.sub(" ", text))) < 3:
+        return []  # no sentence around the quotes: a record's fields ('"msg":"failed to allocate device"'), a list of names
+    out = []
+    for m in SPAN.finditer(text):
+        span = quoted(text, m)
+        if not FAILS.search(span):
+            continue
+        before, after = clause_before(text, m.start()), text[m.end() : m.end() + 80]
+        if not (REPORT.search(before) or before.rstrip(" `").endswith(":") or REPORTED_AFTER.match(after)):
+            continue
+        if hedged(before) or CONDITION.match(after):
+            continue
+        out.append(span)
+    return out
+
+
+class Reported(WholeLines):
+    """The errors a thread's title and its people's sentences report, read from a stream fed block by block (`feed`,
+    `tee`): its first LINES lines, at most KEPT reports."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reports: list[ReportedError] = []
+        self.fenced = False
+        self.framed = False  # a thread's header line was read (its repository's line)
+        self.titled = False
+        self.texts: list[tuple[int, str]] = []  # the lines read, for where a report's words stand again (`end`)
+
+    def read(self, block: bytes, begin: int, end: int) -> None:
+        at = begin
+        while at < end and self.lines < LINES:
+            nl = block.find(b"\n", at, end)
+            nl = end if nl == -1 else nl
+            self.lines += 1
+            if nl - at <= 4 * PERSON_LINE:
+                text = block[at:nl].decode("utf-8", "replace").rstrip("\r")
+                if self.line(self.lines, text):
+                    self.texts.append((self.lines, text))
+            at = nl + 1
+        if at < end:
+            self.lines += block.count(b"\n", at, end)
+
+    def end(self) -> None:
+        """The input ended: each report is told where another line holds its words (the log's own line of the message)."""
+        super().end()
+        self.reports = [replace(r, shown=next((n for n, text in self.texts if words_of(r.text) in text), 0)) for r in self.reports]
+        self.texts = []
+
+    def line(self, number: int, text: str) -> bool:
+        """Reads a line; whether it may be the log's own (not the thread's frame, not a person's sentence)."""
+        if FENCE.match(text):
+            self.fenced = not self.fenced
+            return False
+        if self.fenced:
+            return True
+        if POST.match(text) or HEADER.match(text):
+            self.framed = self.framed or HEADER.match(text) is not None  # a thread's frame: its title follows
+            return False
+        if self.framed and not self.titled and number <= TITLE_LINES and TITLE.match(text):
+            self.titled = True
+            found, place = title_reports(text), "title"
+        else:
+            found, place = sentence_reports(text, self.framed), "sentence"
+        for words in found[: max(0, KEPT - len(self.reports))]:
+            self.reports.append(ReportedError(number, place, words))
+        return not (found or place == "title" or PERSON.search(text) or PROSE.search(text))
