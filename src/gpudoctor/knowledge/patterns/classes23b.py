@@ -1,0 +1,73 @@
+"""Classes of the twenty-third round (issue 35, diagB23): a program's own words that it received a stop signal.
+
+- `stop-signal-received`: a process says it received (caught, got) a stop signal, SIGTERM, SIGINT, SIGHUP or SIGQUIT,
+  by its name or its number: Lightning's signal connector on each rank ("[rank: 2] Received SIGTERM: 15", glued to the
+  progress bar it interrupted), a program's or a library's handler ("Received SIGINT, exiting", "Caught signal 15").
+  The signal came from outside the process: a scheduler's cancel, time limit or pre-emption, a kill, a parent process
+  or a launcher stopping it. What the process prints next (its DataLoader workers "killed by signal: Terminated", a
+  loader's queue timing out, a teardown's traceback) is what the stop caused, not a failure of its own. Beside another
+  error of the log it is that error's consequence (a launcher stopping the other ranks after one failed, after=*).
+
+Lines that only look alike are left: torch elastic's agent's "Received 15 death signal" (launcher-terminated), Open MPI's
+crash report "*** Process received signal ***" (the signal is on the lines after it: a segmentation fault), Lightning's
+"Bypassing SIGTERM" (it ignores the signal on Slurm and goes on), a person's sentence that a job got SIGTERM.
+
+Written from heldout22w (TengFeiyang01/EAGNet logs/train.out) and heldout20w (Yatsuiii/Brain-Connectivity-GCN
+logs/finetune.log); heldout21w not read while writing (the transfer measurement).
+"""
+
+from __future__ import annotations
+
+from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+
+E = Severity.ERROR
+STOP_SIGNAL_RECEIVED = "stop-signal-received"
+
+# the process's own words, at a line's start or after a logger's prefix or a progress bar ("]", ":", "|", "-"): a person's
+# "my job got SIGTERM" is no such line
+SAID = r"(?:^|[\]:|>-]\s*)(?:Received|Caught|Got|Receiving|received|caught)\s+"
+STOP_NAME = r"(?P<signal_name>SIG(?:TERM|INT|HUP|QUIT))\b"
+
+PATTERNS = [
+    pattern(
+        STOP_SIGNAL_RECEIVED,
+        "launcher",
+        CAUSE,
+        E,
+        "the program received a stop signal from outside (SIGTERM, SIGINT or SIGHUP) and stopped: it did not fail on its own",
+        # by name with its number (Lightning's "Received SIGTERM: 15"), by name and then the program's going ("Received
+        # SIGINT, exiting"), or by number ("Caught signal 15", UCX's "Caught signal 2 (Interrupt ...)")
+        SAID + r"(?:(?:the\s+|a\s+)?(?:signal\s*:?\s*)?" + STOP_NAME + r"(?::\s*(?P<signal>\d+)|[,.;!]?\s*(?:$|exiting|shutting down|terminating|stopping|aborting|cleaning up|saving))"
+        r"|signal\s*:?\s*(?P<signal_number>15|2|1|3)\b(?!\d)(?!\s*\((?!Terminated|Interrupt|Hangup|Quit)))",
+        ("Received SIG", "Caught SIG", "Got SIG", "received SIG", "caught SIG", "Receiving SIG", "Received signal", "Caught signal",
+         "Got signal", "received signal", "caught signal"),
+        why="""The process says it received a stop signal, which only comes from outside it: SIGTERM (15) from a scheduler's
+        cancel, time limit or pre-emption (Slurm, Kubernetes evicting or deleting the pod), a kill, or a parent process or a
+        launcher stopping it; SIGINT (2) from Ctrl-C or a launcher passing one on; SIGHUP (1) from the terminal or ssh
+        session it ran in closing. The run did not fail on its own: what it printed after the line (DataLoader workers
+        "killed by signal: Terminated", a loader's queue timing out, a traceback from its teardown) is what the stop
+        caused. Lightning's handler on rank 0 passes the signal on to the other ranks it started. The log holds no line
+        that says who sent it; the scheduler's record or the parent process's log does.""",
+        fix=("sacct -j JOBID -o JobID,State,ExitCode,Elapsed,Timelimit   # TIMEOUT, PREEMPTED or CANCELLED by UID names who stopped it "
+             "(kubectl describe pod POD: Evicted, Preempting); a run stopped at its time limit: a longer --time or checkpoint and "
+             "resume; stopped by Ctrl-C or a closed session: run it under tmux/screen or setsid nohup ... &"),
+        examples=[
+            # heldout22w, rank 2 of a 5-rank Lightning DDP run: https://github.com/TengFeiyang01/EAGNet/blob/7a1815b159d8b85408d1dfa940ef3523c6405fd4/logs/train.out
+            ("Epoch 0:  31%|███       | 1225/3999 [1:07:35<2:33:02,  3.31s/it, v_num=29, train_intent_loss_step=1.110, train_total_loss=0.375][rank: 2] Received SIGTERM: 15",
+             "TengFeiyang01/EAGNet logs/train.out"),
+            # heldout20w, one process on the CPU: https://github.com/Yatsuiii/Brain-Connectivity-GCN/blob/9ed2326716b7cec007fea745fa662479f3d7d0fd/logs/finetune.log
+            ("Epoch 8:  86%|████████▌ | 24/28 [00:04<00:00,  5.83it/s, v_num=29, val_loss=0.690, val_acc=0.523, val_auc=0.506, train_loss=0.693, train_acc=0.509][rank: 0] Received SIGTERM: 15",
+             "Yatsuiii/Brain-Connectivity-GCN logs/finetune.log"),
+        ],
+        not_examples=[
+            "[rank: 0] Bypassing SIGTERM: 15",
+            "[good:02773] *** Process received signal ***",
+            "My job got SIGTERM after about two hours, is there a time limit on the queue?",
+            "[09677202c889:5283 :0:5704] Caught signal 7 (Bus error: nonexistent physical address)",
+            "[ava02:21329:1] Caught signal 11 (Segmentation fault)",
+        ],
+        after=("*",),
+        fields=groups,
+    ),
+]

@@ -1,0 +1,65 @@
+"""Controls and siblings for whole logs (issue 35, diagB23): a program's own line that it received a stop signal from
+outside, before the DataLoader errors that stop causes (patterns/classes23b.py), and an earlier run that ended by its own
+words after a failure it went past, then was started again in the same file (knowledge/story.py `earlier_run`). The
+sample's cases are the logs as committed; the other lines are real ones from the logs named beside them."""
+
+from __future__ import annotations
+
+from gpudoctor.core.findings import Severity
+from test_controls_classes6 import case
+from test_controls_diagC20 import found, head
+
+# Lightning's signal connector on a DDP rank, glued to the progress bar it interrupted (heldout22w TengFeiyang01/EAGNet
+# logs/train.out, line 62)
+RECEIVED = "Epoch 0:  31%|███       | 1225/3999 [1:07:35<2:33:02,  3.31s/it, v_num=29, train_total_loss=0.375][rank: 2] Received SIGTERM: 15\n"
+# the DataLoader's report of a worker the same stop reached (the same log, line 136)
+WORKER_TERMINATED = "RuntimeError: DataLoader worker (pid 4020138) is killed by signal: Terminated. \n"
+# a dataset's own error on rank 0 (heldout18w 3jp4rk/Condenser out.log, lines 306-308)
+DATASET_ERROR = ('Traceback (most recent call last):\n  File "/usr/lib/python3.9/random.py", line 449, in sample\n'
+                 '    raise ValueError("Sample larger than population or is negative")\n'
+                 "ValueError: Sample larger than population or is negative\n")
+
+
+class TestStopSignalReceived:
+    verdict = "stop-signal-received"
+
+    def test_sibling_a_rank_received_sigterm_then_its_dataloader_workers(self):
+        # heldout22w: Lightning's "[rank: 2] Received SIGTERM: 15", then two tracebacks of DataLoader workers "killed by
+        # signal: Terminated": the stop from outside is the answer, the workers' ends its consequence
+        fs = found(case("heldout22w", "TengFeiyang01-EAGNet-logs-train-out"))
+        f = head(case("heldout22w", "TengFeiyang01-EAGNet-logs-train-out"))
+        assert f.id == "stop-signal-received" and f.severity is Severity.ERROR and "sacct" in f.fix
+        assert f.evidence["signal_name"] == "SIGTERM"
+        assert fs["dataloader-worker-exited"].severity is not Severity.ERROR or "stop-signal-received" in fs["dataloader-worker-exited"].title
+
+    def test_sibling_one_process_received_sigterm_then_its_loader_timed_out(self):
+        # heldout20w Yatsuiii/Brain-Connectivity-GCN: "[rank: 0] Received SIGTERM: 15" in epoch 8, then the DataLoader's
+        # queue timeout and "DataLoader worker (pid(s) ...) exited unexpectedly"
+        assert head(case("heldout20w", "Yatsuiii-Brain-Connectivity-GCN-logs-finetune-log")).id == "stop-signal-received"
+
+    def test_sibling_a_worker_terminated_with_no_received_line_is_the_loaders_consequence(self):
+        f = head("Epoch 3:  12%|█▏        | 40/331 [00:20<02:27]\n" + WORKER_TERMINATED)
+        assert f.id == "dataloader-worker-exited"
+
+    def test_control_another_rank_failed_first(self):
+        # a rank's own error, then Lightning's line on another rank as the job is torn down: the error is the answer
+        fs = found(DATASET_ERROR + RECEIVED.replace("rank: 2", "rank: 1"))
+        assert head(DATASET_ERROR + RECEIVED.replace("rank: 2", "rank: 1")).id != "stop-signal-received"
+        assert fs["stop-signal-received"].severity is not Severity.ERROR or "consequence" in fs["stop-signal-received"].title
+
+    def test_control_torchrun_death_signal_is_the_launchers(self):
+        line = "W1123 10:56:51.729000 27016 torch/distributed/elastic/agent/server/api.py:753] Received 15 death signal, shutting down workers\n"
+        fs = found(line)
+        assert "launcher-terminated" in fs and "stop-signal-received" not in fs
+
+    def test_control_mpi_crash_report(self):
+        # Open MPI's report of a crash: the signal is named on the lines after it (dev3 horovod-786)
+        text = "[good:02773] *** Process received signal ***\n[good:02773] Signal: Segmentation fault (11)\n"
+        assert "stop-signal-received" not in found(text)
+
+    def test_control_lightning_bypassing_sigterm_on_slurm(self):
+        # Lightning's handler when Slurm requeues the job: it ignores the signal and goes on
+        assert "stop-signal-received" not in found("[rank: 0] Bypassing SIGTERM: 15\nEpoch 4: 100%|██████████| 28/28\n")
+
+    def test_control_a_person_says_the_job_got_sigterm(self):
+        assert "stop-signal-received" not in found("My job got SIGTERM after about two hours, is there a time limit on the queue?\n")
