@@ -63,3 +63,20 @@ class TestStopSignalReceived:
 
     def test_control_a_person_says_the_job_got_sigterm(self):
         assert "stop-signal-received" not in found("My job got SIGTERM after about two hours, is there a time limit on the queue?\n")
+
+
+class TestEarlierRunEndedByItself:
+    verdict = "log-inconclusive"
+
+    def test_sibling_caught_out_of_memory_then_its_end_then_runs_started_again(self):
+        # heldout22w Trm1001: each epoch's OOM caught and logged at error level, "- INFO - Done!", then the program started
+        # again (its "Experiment directory created" line), and the last run shows no failure: not failed
+        text = case("heldout22w", "Trm1001-Automatic_market_and_promotion_video_generation-results-train-log")
+        fs = found(text)
+        assert head(text).id == "log-inconclusive" and not any(f.severity is Severity.ERROR for f in fs.values())
+        assert "earlier run" in fs["cuda-oom"].title
+
+    def test_control_a_failure_then_the_set_up_again_and_the_log_stops(self):
+        # dev7w chengziHome/detection: a CUDA out-of-memory ends the run, the same set-up starts again (COCO's "Done
+        # (t=15.47s)" among it, no end of the earlier run), and the log stops: the failure stays the answer
+        assert head(case("dev7w", "chengziHome-detection-nohup-log")).id == "cuda-oom"

@@ -194,6 +194,9 @@ BOOTSTRAP_LOSS_FIX = ("read the other ranks' output and exit status at that mome
                       "or later (pip install -U nvidia-nccl-cu12), or keep probes off the nodes' ports (NCCL_SOCKET_IFNAME=an "
                       "interface only the job's nodes reach)")
 SAMPLES = 4  # evidence lines kept per pattern (first ones, distinct ranks first)
+# How near a later run's start a run's own end stands to be that run's last line (`ended_by_itself`): the end, then a
+# line or two the program prints before its first opening ("Training started...", which it printed several times at once)
+RUN_END_BEFORE_START = 3
 EVIDENCE_CHARS = 300
 
 # Consequences whose cause is not in the log are told in this order: the loss of a
@@ -1004,17 +1007,33 @@ class Diagnosis:
             # an opening the log printed at every earlier start too (a Hydra run started again and again, an OOM restarted
             # from its checkpoint, heldout17w): a start, where one process writes the log and the later run got somewhere
             restart = self.openings.restart_after(first, max(seen.last, seen.first.line), repeated=True)
-            if restart is not None and not self.moved_after(restart[0]):
+            if restart is not None and not self.moved_after(restart[0]) and self.ended_by_itself(seen, restart[0]) is None:
                 return None
         if restart is None:
             return None
         # (where more than one process writes the log, a later line of progress may be another node's or rank's)
         moved = not self.many_processes(seen) and self.moved_after(restart[0])
-        decided = moved or self.ended_line > restart[0] or any(
+        decided = moved or self.ended_line > restart[0] or self.ended_by_itself(seen, restart[0]) is not None or any(
             other.pattern.role == CAUSE and other.pattern.severity is Severity.ERROR and other.first.line > restart[0] and not other.first.source
             and self.explained_by(other) is not seen  # (not what the failure itself caused)
             for other in self.seen.values())
         return restart if decided else None
+
+    def ended_by_itself(self, seen: Seen, again: int) -> Optional[tuple[int, str]]:
+        """(line, text) of the run's own end (knowledge/progress.py `run_end`: "- INFO - Done!", "Training completed") after
+        every line of `seen` and right before line `again`, where the program started again (RUN_END_BEFORE_START lines at
+        most), in a log one process writes; or None. That run went past its failure to its own end, and the failure is not
+        the later run's (heldout22w: an out-of-memory caught and logged at every epoch, then "Done!", then the program
+        started again four times and the log stops,
+        https://github.com/Trm1001/Automatic_market_and_promotion_video_generation/blob/7ccb779826bfbf94dcf301be20c560c71fbed24c/results/train.log).
+        Not a line the program prints as it starts (an opening: torchvision's "Done!" after it prepares a data set), nor
+        where several processes write the log (one rank's end says nothing of another's failure)."""
+        if self.progress is None or self.many_processes(seen):
+            return None
+        end = self.progress.ended_before(again, max(seen.last, seen.first.line), RUN_END_BEFORE_START)
+        if end is None or (self.openings is not None and end[1] in self.openings.texts.values()):
+            return None
+        return end
 
     def started_again(self, first: int, last: int, many: bool) -> Optional[tuple[int, str]]:
         """(line, what stands there) where the program started again after the failure on lines `first` to `last`: a start
@@ -1417,6 +1436,8 @@ class Diagnosis:
             severity = Severity.INFO
             title = f"{title} (an earlier run's: the program started again at line {restart[0]})"
             ev["earlier_run"] = {"started_again_at": restart[0], "opening": restart[1]}
+            if (ended := self.ended_by_itself(seen, restart[0])) is not None:
+                ev["earlier_run"]["ended"] = f"line {ended[0]}: {ended[1]}"  # (that run went past it to its own end)
         elif (later_run := self.start_up_then_run(seen)) is not None:
             # stopped at its top level (imports, set-up), and a later run got somewhere in the same file: an earlier start's
             severity = Severity.INFO
