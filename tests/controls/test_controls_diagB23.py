@@ -41,6 +41,13 @@ class TestStopSignalReceived:
         f = head("Epoch 3:  12%|█▏        | 40/331 [00:20<02:27]\n" + WORKER_TERMINATED)
         assert f.id == "dataloader-worker-exited"
 
+    def test_sibling_an_error_after_the_stop_is_what_it_caused(self):
+        # the stop, then a worker killed outright (the SIGKILL that follows a SIGTERM not obeyed in time; the DataLoader's
+        # own text): the stop stays the answer, and is not made the consequence of what came after it
+        killed = "RuntimeError: DataLoader worker (pid 30001) is killed by signal: Killed.\n"
+        assert head(RECEIVED + killed).id == "stop-signal-received"
+        assert found(killed + RECEIVED)["stop-signal-received"].severity is not Severity.ERROR  # (before it: its consequence)
+
     def test_control_another_rank_failed_first(self):
         # a rank's own error, then Lightning's line on another rank as the job is torn down: the error is the answer
         fs = found(DATASET_ERROR + RECEIVED.replace("rank: 2", "rank: 1"))

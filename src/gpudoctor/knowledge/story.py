@@ -34,6 +34,7 @@ from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.classes20a import SIZES_SAID
+from gpudoctor.knowledge.patterns.classes23b import STOPPED_FROM_OUTSIDE
 from gpudoctor.knowledge.patterns.classes21d import DETAIL_SAID
 from gpudoctor.knowledge.patterns.classes22c import DETAIL_SAID as DETAIL_SAID_22C
 from gpudoctor.knowledge.patterns.classes22d import DETAIL_SAID as DETAIL_SAID_22D, PLATFORM_NOTE, no_nccl_here
@@ -623,6 +624,9 @@ class Diagnosis:
                 causes = [s for s in self.seen.values() if s.pattern.role == CAUSE and s is not seen and s.pattern.severity is Severity.ERROR
                           and self.fixed_before(s) is None]  # (not an error the text says is gone or did not stop the job)
                 causes = [s for s in causes if not any(a != "*" and a in self.seen for a in s.pattern.after) and not self.runs_apart(s, seen)]
+                if seen.pattern.id in STOPPED_FROM_OUTSIDE:
+                    # a stop from outside: an error after it in the same file is what it caused, not why it came
+                    causes = [s for s in causes if s.first.source != seen.first.source or s.first.line < seen.first.line]
                 if causes:
                     return min(causes, key=lambda s: s.order)
             elif after in self.seen and after != seen.pattern.id and not self.runs_apart(self.seen[after], seen):

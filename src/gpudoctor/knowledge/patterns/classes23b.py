@@ -6,7 +6,8 @@
   The signal came from outside the process: a scheduler's cancel, time limit or pre-emption, a kill, a parent process
   or a launcher stopping it. What the process prints next (its DataLoader workers "killed by signal: Terminated", a
   loader's queue timing out, a teardown's traceback) is what the stop caused, not a failure of its own. Beside another
-  error of the log it is that error's consequence (a launcher stopping the other ranks after one failed, after=*).
+  error of the log that stands before it, it is that error's consequence (a launcher stopping the other ranks after one
+  failed, after=*); an error after it is what it caused (STOPPED_FROM_OUTSIDE, Slurm's cancel too).
 
 Lines that only look alike are left: torch elastic's agent's "Received 15 death signal" (launcher-terminated), Open MPI's
 crash report "*** Process received signal ***" (the signal is on the lines after it: a segmentation fault), Lightning's
@@ -23,6 +24,11 @@ from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E = Severity.ERROR
 STOP_SIGNAL_RECEIVED = "stop-signal-received"
+# A stop from outside the job (a process's own word that it received a stop signal, Slurm's cancel): beside another error
+# it is that error's consequence only where the error stands before it (a launcher or a person stopping a job after a rank
+# failed); what the log prints after the stop (DataLoader workers "killed by signal: Terminated", NCCL's lost peers) is
+# what the stop caused (knowledge/story.py `explained_by`)
+STOPPED_FROM_OUTSIDE = (STOP_SIGNAL_RECEIVED, "slurm-job-cancelled")
 
 # the process's own words, at a line's start or after a logger's prefix or a progress bar ("]", ":", "|", "-"): a person's
 # "my job got SIGTERM" is no such line
