@@ -87,3 +87,18 @@ class TestEarlierRunEndedByItself:
         # dev7w chengziHome/detection: a CUDA out-of-memory ends the run, the same set-up starts again (COCO's "Done
         # (t=15.47s)" among it, no end of the earlier run), and the log stops: the failure stays the answer
         assert head(case("dev7w", "chengziHome-detection-nohup-log")).id == "cuda-oom"
+
+
+class TestMessageGoesOn:
+    verdict = "python-exception"
+
+    def test_sibling_a_message_over_several_lines_names_the_failed_sub_run(self):
+        # heldout22w AdityasCode/rcod job.err: "ValueError: Failed job id bye..", then "Deleting tmp results dir...", "The
+        # following run falied to save results file:" and the sub-run's command: the first line alone cuts what it names
+        f = head(case("heldout22w", "AdityasCode-rcod-job-err"))
+        assert f.id == "python-exception" and "create_tmp_empty.sh" in " ".join(f.evidence["message_goes_on"])
+        assert "the message goes on below its first line" in f.fix
+
+    def test_control_a_paste_that_goes_on_with_the_code_typed(self):
+        # heldout4 internlm-17: the NameError's line, then the source the reporter typed at the REPL (">>> import torch" ...)
+        assert "message_goes_on" not in head(case("heldout4", "internlm-17-repl-torch-not-defined")).evidence

@@ -1274,6 +1274,12 @@ class Diagnosis:
                 title += f" in your code at {frame.short()}"
                 fix = f"read the traceback: the line that raised is {frame.path}:{frame.line}" + (f" (in {frame.func})" if frame.func else "") + "; fix it there"
                 ev["raised_at"] = f"{frame.path}:{frame.line}"
+            if sign is not None and sign.goes_on:
+                # a message over several lines (a program's own "...\nThe following run failed ...:\n<command>"): its first
+                # line alone cuts what it names
+                ev["message_goes_on"] = goes_on_lines(sign)
+                fix += (f"; the message goes on below its first line (lines {sign.goes_on[0][0]}-{sign.goes_on[-1][0]}, in the "
+                        "evidence): what it names there (a command, a file, a value) is where to look")
             # a class of message whose line does not decide its cause is the same class in the user's own code:
             # its usual causes, what decides between them and its fix (the unrecognised answer names it the same way)
             known = message_class(sign, seen.first.fields["exception"], seen.first.fields.get("message", ""))
@@ -1662,11 +1668,18 @@ def timeout_surfacing(sign: Sign) -> bool:
     return sign.kind == "exception" and (sign.cut or SURFACED.search(f"{sign.what}: {sign.message}") is not None)
 
 
+def goes_on_lines(sign: Sign) -> list[str]:
+    """An exception's message past its first line, as evidence: each line with its number."""
+    return [f"line {n}: {text[:EVIDENCE_CHARS]}" for n, text in sign.goes_on]
+
+
 def sign_evidence(sign: Sign) -> dict:
     """What the log shows of a failure no pattern knows."""
     ev: dict = {"kind": sign.kind, "what": sign.what}
     if sign.message and sign.message != sign.text:
         ev["message"] = sign.message
+    if sign.goes_on:
+        ev["message_goes_on"] = goes_on_lines(sign)
     if sign.cause and not sign.cause.startswith("<"):
         ev["raised_from"] = sign.cause
     if sign.time:
