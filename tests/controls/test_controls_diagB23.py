@@ -48,6 +48,12 @@ class TestStopSignalReceived:
         assert head(RECEIVED + killed).id == "stop-signal-received"
         assert found(killed + RECEIVED)["stop-signal-received"].severity is not Severity.ERROR  # (before it: its consequence)
 
+    def test_sibling_the_schedulers_line_names_the_stop(self):
+        # Slurm's time limit (slurmstepd's message) after Lightning's line: the scheduler says who sent it and why
+        limit = "slurmstepd: error: *** JOB 123456 ON gpu-node-01 CANCELLED AT 2024-03-01T12:00:00 DUE TO TIME LIMIT ***\n"
+        fs = found(RECEIVED + limit)
+        assert head(RECEIVED + limit).id == "slurm-time-limit" and "slurm-time-limit" in fs["stop-signal-received"].title
+
     def test_control_another_rank_failed_first(self):
         # a rank's own error, then Lightning's line on another rank as the job is torn down: the error is the answer
         fs = found(DATASET_ERROR + RECEIVED.replace("rank: 2", "rank: 1"))

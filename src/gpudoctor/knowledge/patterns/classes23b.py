@@ -5,9 +5,10 @@
   progress bar it interrupted), a program's or a library's handler ("Received SIGINT, exiting", "Caught signal 15").
   The signal came from outside the process: a scheduler's cancel, time limit or pre-emption, a kill, a parent process
   or a launcher stopping it. What the process prints next (its DataLoader workers "killed by signal: Terminated", a
-  loader's queue timing out, a teardown's traceback) is what the stop caused, not a failure of its own. Beside another
-  error of the log that stands before it, it is that error's consequence (a launcher stopping the other ranks after one
-  failed, after=*); an error after it is what it caused (STOPPED_FROM_OUTSIDE, Slurm's cancel too).
+  loader's queue timing out, a teardown's traceback) is what the stop caused, not a failure of its own. Beside the
+  scheduler's or the launcher's own line that names the stop (Slurm's cancel or time limit, torchrun's "death signal") it
+  is that line's consequence, wherever it stands; beside another error that stands before it, that error's (a launcher
+  stopping the other ranks after one failed, after=*); an error after it is what it caused (STOPPED_FROM_OUTSIDE).
 
 Lines that only look alike are left: torch elastic's agent's "Received 15 death signal" (launcher-terminated), Open MPI's
 crash report "*** Process received signal ***" (the signal is on the lines after it: a segmentation fault), Lightning's
@@ -73,7 +74,9 @@ PATTERNS = [
             "[09677202c889:5283 :0:5704] Caught signal 7 (Bus error: nonexistent physical address)",
             "[ava02:21329:1] Caught signal 11 (Segmentation fault)",
         ],
-        after=("*",),
+        # the scheduler's or the launcher's own line, wherever it stands, says who sent the stop; beside another error before
+        # it, the stop is that error's consequence
+        after=("slurm-time-limit", "slurm-preempted", "slurm-job-cancelled", "launcher-terminated", "*"),
         fields=groups,
     ),
 ]
