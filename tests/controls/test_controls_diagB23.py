@@ -108,3 +108,29 @@ class TestMessageGoesOn:
     def test_control_a_paste_that_goes_on_with_the_code_typed(self):
         # heldout4 internlm-17: the NameError's line, then the source the reporter typed at the REPL (">>> import torch" ...)
         assert "message_goes_on" not in head(case("heldout4", "internlm-17-repl-torch-not-defined")).evidence
+
+
+class TestBatchJobLimitKilled:
+    verdict = "batch-job-limit-killed"
+
+    # the end of an LSF job report (FredslundMagnus/Myretuen outputs/Explorer-off/NNAgent1Explorer-off.md)
+    LSF = ("------------------------------------------------------------\n\n"
+           "TERM_RUNLIMIT: job killed after reaching LSF run time limit.\nExited with exit code 140.\n\n"
+           "Resource usage summary:\n\n    CPU time :                                   119996.00 sec.\n")
+
+    def test_sibling_lsf_run_time_limit(self):
+        f = head(self.LSF)
+        assert f.id == "batch-job-limit-killed" and f.severity is Severity.ERROR and "#BSUB -W" in f.fix
+
+    def test_sibling_pbs_walltime_names_who_stopped_the_rank(self):
+        # marbl/canu#1214's line after Lightning's received SIGTERM: the scheduler says why the stop came
+        text = RECEIVED + "=>> PBS: job killed: walltime 86415 exceeded limit 86400\n"
+        assert head(text).id == "batch-job-limit-killed" and "batch-job-limit-killed" in found(text)["stop-signal-received"].title
+
+    def test_control_a_job_that_completed(self):
+        assert "batch-job-limit-killed" not in found(self.LSF.replace("TERM_RUNLIMIT: job killed after reaching LSF run time limit.\nExited with exit code 140.",
+                                                                      "Successfully completed."))
+
+    def test_control_the_submission_scripts_limit(self):
+        # the job script LSF and PBS echo into the output: a request, not a kill
+        assert "batch-job-limit-killed" not in found("#PBS -l walltime=72:00:00\n#BSUB -W 4320\n# end of BSUB options\n")

@@ -10,12 +10,18 @@
   is that line's consequence, wherever it stands; beside another error that stands before it, that error's (a launcher
   stopping the other ranks after one failed, after=*); an error after it is what it caused (STOPPED_FROM_OUTSIDE).
 
+- `batch-job-limit-killed`: the batch scheduler's own line that it killed the job at a limit the job was given: PBS's
+  (Torque's, PBS Pro's) "=>> PBS: job killed: walltime 86415 exceeded limit 86400" (or mem, vmem, pmem, cput), LSF's
+  "TERM_RUNLIMIT: job killed after reaching LSF run time limit." (or its memory, CPU-time or swap limit) in the report it
+  writes into the job's output. Slurm's own ("CANCELLED AT ... DUE TO TIME LIMIT") is slurm-time-limit's.
+
 Lines that only look alike are left: torch elastic's agent's "Received 15 death signal" (launcher-terminated), Open MPI's
 crash report "*** Process received signal ***" (the signal is on the lines after it: a segmentation fault), Lightning's
 "Bypassing SIGTERM" (it ignores the signal on Slurm and goes on), a person's sentence that a job got SIGTERM.
 
 Written from heldout22w (TengFeiyang01/EAGNet logs/train.out) and heldout20w (Yatsuiii/Brain-Connectivity-GCN
-logs/finetune.log); heldout21w not read while writing (the transfer measurement).
+logs/finetune.log), and the schedulers' own lines in the threads and job outputs named beside the examples; heldout21w
+not read while writing (the transfer measurement).
 """
 
 from __future__ import annotations
@@ -25,11 +31,15 @@ from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E = Severity.ERROR
 STOP_SIGNAL_RECEIVED = "stop-signal-received"
+LIMIT_KILLED = "batch-job-limit-killed"
 # A stop from outside the job (a process's own word that it received a stop signal, Slurm's cancel): beside another error
 # it is that error's consequence only where the error stands before it (a launcher or a person stopping a job after a rank
 # failed); what the log prints after the stop (DataLoader workers "killed by signal: Terminated", NCCL's lost peers) is
 # what the stop caused (knowledge/story.py `explained_by`)
 STOPPED_FROM_OUTSIDE = (STOP_SIGNAL_RECEIVED, "slurm-job-cancelled")
+# The schedulers' and the launcher's own lines that say who stopped the job and why: they explain a process's own word
+# that it received the stop, wherever they stand
+STOP_NAMED = ("slurm-time-limit", "slurm-preempted", "slurm-job-cancelled", LIMIT_KILLED, "launcher-terminated")
 
 # the process's own words, at a line's start or after a logger's prefix or a progress bar ("]", ":", "|", "-"): a person's
 # "my job got SIGTERM" is no such line
@@ -76,7 +86,37 @@ PATTERNS = [
         ],
         # the scheduler's or the launcher's own line, wherever it stands, says who sent the stop; beside another error before
         # it, the stop is that error's consequence
-        after=("slurm-time-limit", "slurm-preempted", "slurm-job-cancelled", "launcher-terminated", "*"),
+        after=(*STOP_NAMED, "*"),
+        fields=groups,
+    ),
+    pattern(
+        LIMIT_KILLED,
+        "launcher",
+        CAUSE,
+        E,
+        "the batch scheduler (PBS, LSF) killed the job at a limit it was given (its wall time, its memory): it did not fail on its own",
+        r"(?:^\s*|=>> ?)PBS: job killed: (?P<limit>walltime|mem|vmem|pmem|cput) (?P<used>\d+\w*) exceeded limit (?P<allowed>\d+\w*)"
+        r"|^\s*(?P<lsf>TERM_(?:RUNLIMIT|MEMLIMIT|CPULIMIT|SWAP|PROCESSLIMIT|THREADLIMIT)): job killed after reaching LSF (?P<lsf_limit>[\w -]+?) limit",
+        ("PBS: job killed", "job killed after reaching LSF"),
+        why="""The batch scheduler stopped the job because it used up a limit set when it was submitted: its wall time (PBS's
+        walltime, LSF's run time limit, #PBS -l walltime= / #BSUB -W) or its memory (PBS's mem or vmem, LSF's memory usage
+        limit, #PBS -l mem= / #BSUB -R rusage[mem=]). The program did not fail on its own: the lines before this one show what
+        it was doing when the limit came (still making progress: it needs more; stuck: it would never have finished).""",
+        fix=("by the limit the line names: wall time: a longer one (#PBS -l walltime=HH:MM:SS, #BSUB -W HH:MM) or checkpoint and "
+             "resume; memory: a larger request (#PBS -l mem=64gb, #BSUB -R \"rusage[mem=64G]\") or less host memory (fewer DataLoader "
+             "workers, a lazily loaded dataset); qstat -f JOBID / bjobs -l JOBID shows what it used; a job that had stopped moving "
+             "before it: gpudoctor run --nproc N --hang-timeout 300 to see where each rank waits"),
+        examples=[
+            ("=>> PBS: job killed: walltime 86415 exceeded limit 86400", "marbl/canu#1214"),
+            ("=>> PBS: job killed: walltime 259217 exceeded limit 259200", "biocore/qiime#1048"),
+            # an LSF job report: https://github.com/FredslundMagnus/Myretuen outputs/Explorer-off/NNAgent1Explorer-off.md
+            ("TERM_RUNLIMIT: job killed after reaching LSF run time limit.", "FredslundMagnus/Myretuen outputs (an LSF job report)"),
+        ],
+        not_examples=[
+            '    "TERM_RUNLIMIT: job killed after reaching LSF run time limit." in myfile.read()',
+            "Successfully completed.",
+            "#PBS -l walltime=72:00:00",
+        ],
         fields=groups,
     ),
 ]

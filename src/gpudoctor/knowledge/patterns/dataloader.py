@@ -165,7 +165,7 @@ PATTERNS = [
             ("RuntimeError: DataLoader worker (pid 4020138) is killed by signal: Terminated. ", "TengFeiyang01/EAGNet logs/train.out"),
         ],
         after=("dataloader-shm-bus-error", "dataloader-worker-killed", "shm-no-space", "host-oom-killer", "launcher-sigkill",
-               "stop-signal-received", "slurm-job-cancelled", "slurm-time-limit", "launcher-terminated"),
+               "stop-signal-received", "slurm-job-cancelled", "slurm-time-limit", "batch-job-limit-killed", "launcher-terminated"),
         fields=groups,
     ),
 ]
