@@ -127,6 +127,18 @@ class TestBatchJobLimitKilled:
         text = RECEIVED + "=>> PBS: job killed: walltime 86415 exceeded limit 86400\n"
         assert head(text).id == "batch-job-limit-killed" and "batch-job-limit-killed" in found(text)["stop-signal-received"].title
 
+    def test_sibling_slurms_memory_kill_then_its_cancel(self):
+        # bcbio/bcbio-nextgen#2393: Slurm's own memory enforcement, then the cancel line that names no reason (it was read as
+        # a person's scancel)
+        text = ("slurmstepd-dback-c11-n01: error: Job 848444 exceeded memory limit (33715636 > 32757760), being killed\n"
+                "slurmstepd-dback-c11-n01: error: Exceeded job memory limit\n"
+                "slurmstepd-dback-c11-n01: error: *** JOB 848444 ON dback-c11-n01 CANCELLED AT 2018-05-04T17:06:42 ***\n")
+        assert head(text).id == "batch-job-limit-killed" and found(text)["slurm-job-cancelled"].severity is not Severity.ERROR
+
+    def test_control_slurms_warning_that_a_step_went_past_its_memory(self):
+        # chaos/slurm#54: printed after a job that completed; no kill
+        assert "batch-job-limit-killed" not in found("52428800 bytes (52 MB) copied, 0.459204 s, 114 MB/s\nslurmstepd: Exceeded step memory limit at some point.\n")
+
     def test_control_a_job_that_completed(self):
         assert "batch-job-limit-killed" not in found(self.LSF.replace("TERM_RUNLIMIT: job killed after reaching LSF run time limit.\nExited with exit code 140.",
                                                                       "Successfully completed."))

@@ -13,7 +13,9 @@
 - `batch-job-limit-killed`: the batch scheduler's own line that it killed the job at a limit the job was given: PBS's
   (Torque's, PBS Pro's) "=>> PBS: job killed: walltime 86415 exceeded limit 86400" (or mem, vmem, pmem, cput), LSF's
   "TERM_RUNLIMIT: job killed after reaching LSF run time limit." (or its memory, CPU-time or swap limit) in the report it
-  writes into the job's output. Slurm's own ("CANCELLED AT ... DUE TO TIME LIMIT") is slurm-time-limit's.
+  writes into the job's output, Slurm's step daemon's "error: Job 848444 exceeded memory limit (33715636 > 32757760), being
+  killed" (its cancel line after it, which names no reason, is this kill's consequence). Slurm's time limit ("CANCELLED AT
+  ... DUE TO TIME LIMIT") is slurm-time-limit's.
 
 Lines that only look alike are left: torch elastic's agent's "Received 15 death signal" (launcher-terminated), Open MPI's
 crash report "*** Process received signal ***" (the signal is on the lines after it: a segmentation fault), Lightning's
@@ -94,28 +96,34 @@ PATTERNS = [
         "launcher",
         CAUSE,
         E,
-        "the batch scheduler (PBS, LSF) killed the job at a limit it was given (its wall time, its memory): it did not fail on its own",
+        "the batch scheduler (PBS, LSF, Slurm) killed the job at a limit it was given (its wall time, its memory): it did not fail on its own",
         r"(?:^\s*|=>> ?)PBS: job killed: (?P<limit>walltime|mem|vmem|pmem|cput) (?P<used>\d+\w*) exceeded limit (?P<allowed>\d+\w*)"
-        r"|^\s*(?P<lsf>TERM_(?:RUNLIMIT|MEMLIMIT|CPULIMIT|SWAP|PROCESSLIMIT|THREADLIMIT)): job killed after reaching LSF (?P<lsf_limit>[\w -]+?) limit",
-        ("PBS: job killed", "job killed after reaching LSF"),
+        r"|^\s*(?P<lsf>TERM_(?:RUNLIMIT|MEMLIMIT|CPULIMIT|SWAP|PROCESSLIMIT|THREADLIMIT)): job killed after reaching LSF (?P<lsf_limit>[\w -]+?) limit"
+        # Slurm's step daemon when its own memory enforcement kills the job ("Exceeded step memory limit at some point." alone
+        # is a warning the job goes on after: no kill)
+        r"|slurmstepd(?:-[\w.\-]+)?: error: (?:Job|Step) (?P<job>[\w.]+) exceeded (?P<slurm_limit>(?:virtual )?memory) limit \((?P<slurm_used>\d+) > (?P<slurm_allowed>\d+)\), being killed",
+        ("PBS: job killed", "job killed after reaching LSF", "), being killed"),
         why="""The batch scheduler stopped the job because it used up a limit set when it was submitted: its wall time (PBS's
         walltime, LSF's run time limit, #PBS -l walltime= / #BSUB -W) or its memory (PBS's mem or vmem, LSF's memory usage
         limit, #PBS -l mem= / #BSUB -R rusage[mem=]). The program did not fail on its own: the lines before this one show what
         it was doing when the limit came (still making progress: it needs more; stuck: it would never have finished).""",
         fix=("by the limit the line names: wall time: a longer one (#PBS -l walltime=HH:MM:SS, #BSUB -W HH:MM) or checkpoint and "
-             "resume; memory: a larger request (#PBS -l mem=64gb, #BSUB -R \"rusage[mem=64G]\") or less host memory (fewer DataLoader "
-             "workers, a lazily loaded dataset); qstat -f JOBID / bjobs -l JOBID shows what it used; a job that had stopped moving "
-             "before it: gpudoctor run --nproc N --hang-timeout 300 to see where each rank waits"),
+             "resume; memory: a larger request (#PBS -l mem=64gb, #BSUB -R \"rusage[mem=64G]\", #SBATCH --mem=64G) or less host memory "
+             "(fewer DataLoader workers, a lazily loaded dataset); qstat -f JOBID / bjobs -l JOBID / sacct -j JOBID -o JobID,State,MaxRSS,ReqMem "
+             "shows what it used; a job that had stopped moving before it: gpudoctor run --nproc N --hang-timeout 300 to see where each rank waits"),
         examples=[
             ("=>> PBS: job killed: walltime 86415 exceeded limit 86400", "marbl/canu#1214"),
             ("=>> PBS: job killed: walltime 259217 exceeded limit 259200", "biocore/qiime#1048"),
             # an LSF job report: https://github.com/FredslundMagnus/Myretuen outputs/Explorer-off/NNAgent1Explorer-off.md
             ("TERM_RUNLIMIT: job killed after reaching LSF run time limit.", "FredslundMagnus/Myretuen outputs (an LSF job report)"),
+            ("slurmstepd-dback-c11-n01: error: Job 848444 exceeded memory limit (33715636 > 32757760), being killed", "bcbio/bcbio-nextgen#2393"),
+            ("slurmstepd-falkor7: error: Step 1141810.0 exceeded memory limit (52917772 > 20971520), being killed", "openbabel/openbabel#2657"),
         ],
         not_examples=[
             '    "TERM_RUNLIMIT: job killed after reaching LSF run time limit." in myfile.read()',
             "Successfully completed.",
             "#PBS -l walltime=72:00:00",
+            "slurmstepd: error: Exceeded step memory limit at some point.",
         ],
         fields=groups,
     ),
