@@ -5,6 +5,7 @@ sample's cases are the logs as committed; the other lines are real ones from the
 
 from __future__ import annotations
 
+from gpudoctor import api
 from gpudoctor.core.findings import Severity
 from test_controls_classes6 import case
 from test_controls_diagC20 import found, head
@@ -26,8 +27,8 @@ class TestStopSignalReceived:
     def test_sibling_a_rank_received_sigterm_then_its_dataloader_workers(self):
         # heldout22w: Lightning's "[rank: 2] Received SIGTERM: 15", then two tracebacks of DataLoader workers "killed by
         # signal: Terminated": the stop from outside is the answer, the workers' ends its consequence
-        fs = found(case("heldout22w", "TengFeiyang01-EAGNet-logs-train-out"))
-        f = head(case("heldout22w", "TengFeiyang01-EAGNet-logs-train-out"))
+        findings = api.diagnose(case("heldout22w", "TengFeiyang01-EAGNet-logs-train-out")).findings  # (once: a long log)
+        fs, f = {g.id: g for g in reversed(findings)}, findings[0]
         assert f.id == "stop-signal-received" and f.severity is Severity.ERROR and "sacct" in f.fix
         assert f.evidence["signal_name"] == "SIGTERM"
         assert fs["dataloader-worker-exited"].severity is not Severity.ERROR or "stop-signal-received" in fs["dataloader-worker-exited"].title
@@ -84,9 +85,9 @@ class TestEarlierRunEndedByItself:
     def test_sibling_caught_out_of_memory_then_its_end_then_runs_started_again(self):
         # heldout22w Trm1001: each epoch's OOM caught and logged at error level, "- INFO - Done!", then the program started
         # again (its "Experiment directory created" line), and the last run shows no failure: not failed
-        text = case("heldout22w", "Trm1001-Automatic_market_and_promotion_video_generation-results-train-log")
-        fs = found(text)
-        assert head(text).id == "log-inconclusive" and not any(f.severity is Severity.ERROR for f in fs.values())
+        findings = api.diagnose(case("heldout22w", "Trm1001-Automatic_market_and_promotion_video_generation-results-train-log")).findings
+        fs = {g.id: g for g in reversed(findings)}
+        assert findings[0].id == "log-inconclusive" and not any(f.severity is Severity.ERROR for f in findings)
         assert "earlier run" in fs["cuda-oom"].title
 
     def test_control_a_failure_then_the_set_up_again_and_the_log_stops(self):
