@@ -35,6 +35,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Optional
 
+from gpudoctor.knowledge.ending import ENDED, LAST_ENDED, PERIODIC_SAVE
 from gpudoctor.knowledge.reruns import WholeLines
 
 # A line a run prints as it works: a counter of epochs, steps, iterations, batches, episodes, rounds or passes with its
@@ -46,9 +47,12 @@ from gpudoctor.knowledge.reruns import WholeLines
 # "step:7151/20000 train_loss:6.580660e-02 train_time:31848444ms" (after torch.compile's WON'T CONVERT tracebacks,
 # https://github.com/AkramjitS/gpt-lab-diffusion/blob/0dff6e1bc406ca0f8d347dfcfe7e89e3928a724a/train.log).
 WORDS = (b"epoch", b"episode", b"ep:", b"ep ", b"step", b"iter", b"batch", b"round", b"pass", b"loss", b"acc", b"reward", b"%|", b" [=")
+# What every line a run writes as it ends holds (knowledge/ending.py ENDED, LAST_ENDED: "- INFO - Done!", "Training
+# completed", "Finished training"), lowered: a line with none of them is no end.
+END_WORDS = (b"done", b"finish", b"complete", b"succe", b"fit` stopped", b"train_runtime")
 # Any of WORDS or of the marks' words (fallback, stage, exception): one search in C instead of a test per word in Python,
 # for the lines that hold none of them (most new kinds of line in a long log: paths with hashes, config dumps)
-ANY_WORD = re.compile(b"|".join(re.escape(w) for w in (*WORDS, b"back", b"start", b"begin", b"error", b"exception", b"traceback")))
+ANY_WORD = re.compile(b"|".join(re.escape(w) for w in (*WORDS, b"back", b"start", b"begin", b"error", b"exception", b"traceback", *END_WORDS)))
 PROGRESS = re.compile(
     r"\b(?:epoch|episode|ep|step|iter(?:ation)?|batch|round|pass|update)s?\b\W{0,3}\d"
     r"|\d%\||\d+/\d+ \[[=>.]"
@@ -132,6 +136,7 @@ class Progress(WholeLines):
         self.plain: set[bytes] = set()  # kinds of line that are neither progress nor a mark
         self.fallbacks: deque = deque(maxlen=MARKS_KEPT)  # (line, text, the line of the exception just before it or 0)
         self.stages: deque = deque(maxlen=MARKS_KEPT)  # (line, text)
+        self.ends: deque = deque(maxlen=MARKS_KEPT)  # (line, text): a run's own end, in its words (`own_end`), anywhere in the input
         self.raised = 0  # the line of the input's last traceback header or exception line (TRACED)
         self.exception_at = 0  # the line of the last exception's line (RAISED): what a fallback right after it follows
 
@@ -169,9 +174,10 @@ class Progress(WholeLines):
                     self.remember_plain(key)
                 continue
             words = any(w in low for w in WORDS)
-            marks = (b"back" in low, b"start" in low or b"begin" in low, b"error" in low or b"exception" in low or b"traceback" in low)
             number, line = self.lines + 1 + i, block[here : here + len(low)].rstrip(b"\r")
             progress = words and NOT_PROGRESS.search(line) is None and PROGRESS.search(line.decode("utf-8", "replace")) is not None
+            ended = not progress and any(w in low for w in END_WORDS) and run_end(line.decode("utf-8", "replace"))
+            marks = (b"back" in low, b"start" in low or b"begin" in low, b"error" in low or b"exception" in low or b"traceback" in low, ended)
             if progress and len(self.kinds) < KINDS:
                 self.kinds[key] = Kind()
                 self.kinds[key].last.append((number, line))
@@ -186,6 +192,8 @@ class Progress(WholeLines):
                 self.stages.append((number, shown(line)))
             if marks[2] and TRACED.match(line) is not None:
                 self.raised = number
+            if ended:
+                self.ends.append((number, shown(line)))
         self.lines += block.count(b"\n", begin, end)
 
     def remember_plain(self, key: bytes) -> None:
@@ -206,6 +214,11 @@ class Progress(WholeLines):
             if best is None or later[0][0] < best[0]:
                 best = later[0]
         return (best[0], shown(best[1])) if best is not None else None
+
+    def ended_before(self, start: int, after: int, within: int) -> Optional[tuple[int, str]]:
+        """(line, text) of a run's own end after line `after` and at most `within` lines before line `start` (a later run's
+        start), or None: the run before that start ended by its own words."""
+        return next(((n, text) for n, text in reversed(self.ends) if after < n < start and start - n <= within), None)
 
     def fallback_after(self, first: int) -> Optional[tuple[int, str, int]]:
         """(line, text, exception's line) of the first library fallback that stands right after an exception's line
@@ -257,6 +270,13 @@ NOT_FINITE = re.compile(rb"(?i)(?<![\w.])-?(?:nan|inf)(?![\w])")
 
 def shown(line: bytes) -> str:
     return line.decode("utf-8", "replace").strip()[:200]
+
+
+def run_end(text: str) -> bool:
+    """A line a run writes as it ends, in its own words that its work is done (knowledge/ending.py ENDED, LAST_ENDED;
+    `own_end`), not a save it makes as it trains."""
+    return ((ENDED.search(text) is not None or LAST_ENDED.search(text) is not None) and own_end(text)
+            and PERIODIC_SAVE.search(text) is None)
 
 
 def own_end(text: str) -> bool:

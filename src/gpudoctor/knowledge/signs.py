@@ -145,6 +145,10 @@ LATE_SIGNS = re.compile(
 # Signs whose message may go on over the next lines with advice (CUDA's "For debugging consider passing ...").
 ADVISING = {"fatal", "terminate", "what", "c10", "assertion", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo", "bare"}
 MESSAGE_LINES = 4  # lines after a message's first read for its advice
+# A line after an exception's that is code or a Markdown fence, not more of its message: a paste that goes on with the
+# source the reporter typed (">>> import torch", "f = open(config)", a closing ``` ): then none of those lines is the
+# message's (heldout4 internlm-17, heldout11 fast-vqa-9, heldout9 yolov3-384)
+PASTED_CODE = re.compile(r"\s*(?:`|>>>|\.\.\. |import \w|from [\w.]+ import |[A-Za-z_][\w.\[\]'\"]*\s*=\s*\S)")
 # A line that starts a new log record rather than going on with a message: glog, a timestamp, a
 # level, torchrun's banner, an NCCL line (after any rank prefix).
 NEW_RECORD = re.compile(
@@ -307,6 +311,7 @@ class Sign:
     remedy: Optional[Remedy] = None  # what the message itself says to do, and its line
     relay: Optional[Relayed] = None  # a cut traceback another process's relay printed: that relay (knowledge/relays.py)
     relaying: Optional[Relayed] = None  # an exception whose line is a relay: what it names of the original it prints under it
+    goes_on: list[tuple[int, str]] = field(default_factory=list)  # an exception's message past its first line (`continued`)
 
     def raised_by(self) -> str:
         """'your code', or the package whose frame raised ('deepspeed', 'python'); '' when no frame shows."""
@@ -698,7 +703,9 @@ class Signs:
                     message = next((seg.text for raw in after[i + 1 : i + 4] for seg in segments(raw) if RELAY_MARKER in seg.text), message)
                 sign = Sign("exception", cls, message[:300], line, source, head, time_of(raw), frames, text=text)
                 sign.relaying = self.note_relay(text, head.rank, line + 1 + i, source)  # a relay's exception line: its original follows
-                sign.remedy = remedy_in([(line + 1 + i, text), *continued(head, line + 1 + i, after[i + 1 : i + 1 + MESSAGE_LINES])])
+                goes_on = continued(head, line + 1 + i, after[i + 1 : i + 1 + MESSAGE_LINES])
+                sign.remedy = remedy_in([(line + 1 + i, text), *goes_on])
+                sign.goes_on = [] if any(PASTED_CODE.match(t) for _, t in goes_on) else goes_on
                 # mp.spawn's report has no rank; the traceback it announces is given the spawned process's
                 if self.signs and self.signs[-1].kind == "exception" and self.signs[-1].line < line and self.signs[-1].where.rank in (head.rank, None):
                     previous = self.signs[-1]

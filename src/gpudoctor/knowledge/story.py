@@ -34,6 +34,7 @@ from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.classes20a import SIZES_SAID
+from gpudoctor.knowledge.patterns.classes23b import STOPPED_FROM_OUTSIDE
 from gpudoctor.knowledge.patterns.classes21d import DETAIL_SAID
 from gpudoctor.knowledge.patterns.classes22c import DETAIL_SAID as DETAIL_SAID_22C
 from gpudoctor.knowledge.patterns.classes22d import DETAIL_SAID as DETAIL_SAID_22D, PLATFORM_NOTE, no_nccl_here
@@ -195,6 +196,9 @@ BOOTSTRAP_LOSS_FIX = ("read the other ranks' output and exit status at that mome
                       "or later (pip install -U nvidia-nccl-cu12), or keep probes off the nodes' ports (NCCL_SOCKET_IFNAME=an "
                       "interface only the job's nodes reach)")
 SAMPLES = 4  # evidence lines kept per pattern (first ones, distinct ranks first)
+# How near a later run's start a run's own end stands to be that run's last line (`ended_by_itself`): the end, then a
+# line or two the program prints before its first opening ("Training started...", which it printed several times at once)
+RUN_END_BEFORE_START = 3
 EVIDENCE_CHARS = 300
 
 # Consequences whose cause is not in the log are told in this order: the loss of a
@@ -642,6 +646,9 @@ class Diagnosis:
                 causes = [s for s in self.seen.values() if s.pattern.role == CAUSE and s is not seen and s.pattern.severity is Severity.ERROR
                           and self.fixed_before(s) is None]  # (not an error the text says is gone or did not stop the job)
                 causes = [s for s in causes if not any(a != "*" and a in self.seen for a in s.pattern.after) and not self.runs_apart(s, seen)]
+                if seen.pattern.id in STOPPED_FROM_OUTSIDE:
+                    # a stop from outside: an error after it in the same file is what it caused, not why it came
+                    causes = [s for s in causes if s.first.source != seen.first.source or s.first.line < seen.first.line]
                 if causes:
                     return min(causes, key=lambda s: s.order)
             elif after in self.seen and after != seen.pattern.id and not self.runs_apart(self.seen[after], seen):
@@ -1026,17 +1033,33 @@ class Diagnosis:
             # an opening the log printed at every earlier start too (a Hydra run started again and again, an OOM restarted
             # from its checkpoint, heldout17w): a start, where one process writes the log and the later run got somewhere
             restart = self.openings.restart_after(first, max(seen.last, seen.first.line), repeated=True)
-            if restart is not None and not self.moved_after(restart[0]):
+            if restart is not None and not self.moved_after(restart[0]) and self.ended_by_itself(seen, restart[0]) is None:
                 return None
         if restart is None:
             return None
         # (where more than one process writes the log, a later line of progress may be another node's or rank's)
         moved = not self.many_processes(seen) and self.moved_after(restart[0])
-        decided = moved or self.ended_line > restart[0] or any(
+        decided = moved or self.ended_line > restart[0] or self.ended_by_itself(seen, restart[0]) is not None or any(
             other.pattern.role == CAUSE and other.pattern.severity is Severity.ERROR and other.first.line > restart[0] and not other.first.source
             and self.explained_by(other) is not seen  # (not what the failure itself caused)
             for other in self.seen.values())
         return restart if decided else None
+
+    def ended_by_itself(self, seen: Seen, again: int) -> Optional[tuple[int, str]]:
+        """(line, text) of the run's own end (knowledge/progress.py `run_end`: "- INFO - Done!", "Training completed") after
+        every line of `seen` and right before line `again`, where the program started again (RUN_END_BEFORE_START lines at
+        most), in a log one process writes; or None. That run went past its failure to its own end, and the failure is not
+        the later run's (heldout22w: an out-of-memory caught and logged at every epoch, then "Done!", then the program
+        started again four times and the log stops,
+        https://github.com/Trm1001/Automatic_market_and_promotion_video_generation/blob/7ccb779826bfbf94dcf301be20c560c71fbed24c/results/train.log).
+        Not a line the program prints as it starts (an opening: torchvision's "Done!" after it prepares a data set), nor
+        where several processes write the log (one rank's end says nothing of another's failure)."""
+        if self.progress is None or self.many_processes(seen):
+            return None
+        end = self.progress.ended_before(again, max(seen.last, seen.first.line), RUN_END_BEFORE_START)
+        if end is None or (self.openings is not None and end[1] in self.openings.texts.values()):
+            return None
+        return end
 
     def started_again(self, first: int, last: int, many: bool) -> Optional[tuple[int, str]]:
         """(line, what stands there) where the program started again after the failure on lines `first` to `last`: a start
@@ -1273,6 +1296,12 @@ class Diagnosis:
                 title += f" in your code at {frame.short()}"
                 fix = f"read the traceback: the line that raised is {frame.path}:{frame.line}" + (f" (in {frame.func})" if frame.func else "") + "; fix it there"
                 ev["raised_at"] = f"{frame.path}:{frame.line}"
+            if sign is not None and sign.goes_on:
+                # a message over several lines (a program's own "...\nThe following run failed ...:\n<command>"): its first
+                # line alone cuts what it names
+                ev["message_goes_on"] = goes_on_lines(sign)
+                fix += (f"; the message goes on below its first line (lines {sign.goes_on[0][0]}-{sign.goes_on[-1][0]}, in the "
+                        "evidence): what it names there (a command, a file, a value) is where to look")
             # a class of message whose line does not decide its cause is the same class in the user's own code:
             # its usual causes, what decides between them and its fix (the unrecognised answer names it the same way)
             known = message_class(sign, seen.first.fields["exception"], seen.first.fields.get("message", ""))
@@ -1439,6 +1468,8 @@ class Diagnosis:
             severity = Severity.INFO
             title = f"{title} (an earlier run's: the program started again at line {restart[0]})"
             ev["earlier_run"] = {"started_again_at": restart[0], "opening": restart[1]}
+            if (ended := self.ended_by_itself(seen, restart[0])) is not None:
+                ev["earlier_run"]["ended"] = f"line {ended[0]}: {ended[1]}"  # (that run went past it to its own end)
         elif (later_run := self.start_up_then_run(seen)) is not None:
             # stopped at its top level (imports, set-up), and a later run got somewhere in the same file: an earlier start's
             severity = Severity.INFO
@@ -1663,11 +1694,18 @@ def timeout_surfacing(sign: Sign) -> bool:
     return sign.kind == "exception" and (sign.cut or SURFACED.search(f"{sign.what}: {sign.message}") is not None)
 
 
+def goes_on_lines(sign: Sign) -> list[str]:
+    """An exception's message past its first line, as evidence: each line with its number."""
+    return [f"line {n}: {text[:EVIDENCE_CHARS]}" for n, text in sign.goes_on]
+
+
 def sign_evidence(sign: Sign) -> dict:
     """What the log shows of a failure no pattern knows."""
     ev: dict = {"kind": sign.kind, "what": sign.what}
     if sign.message and sign.message != sign.text:
         ev["message"] = sign.message
+    if sign.goes_on:
+        ev["message_goes_on"] = goes_on_lines(sign)
     if sign.cause and not sign.cause.startswith("<"):
         ev["raised_from"] = sign.cause
     if sign.time:

@@ -144,12 +144,15 @@ PATTERNS = [
         E,
         "a data-loading worker (a DataLoader process, or a loader's background thread) ended unexpectedly",
         r"DataLoader worker \(pid(?:\(s\))? (?P<pids>[\d, ]+)\) exited unexpectedly(?: with exit code (?P<exitcode>-?\d+))?"
+        # a worker that a stop from outside reached (SIGTERM to the job's processes): the stop is the cause
+        r"|DataLoader worker \(pid (?P<terminated_pid>\d+)\) is killed by signal: (?P<signal>Terminated)"
         r"|OLMoThreadError: generator thread (?P<thread>.+?) failed",  # OLMo's loader threads: the thread's exception, re-raised
-        ("exited unexpectedly", "OLMoThreadError"),
+        ("exited unexpectedly", "OLMoThreadError", "killed by signal: Terminated"),
         why="""The main process noticed a data-loading worker died. The reason is printed before or with it: a bus error (shared
         memory), the OOM killer, or an exception inside the dataset code (a missing or unreadable data file, an I/O error on a
         shared filesystem, a sample that does not parse). Loaders that read in background threads (OLMo's) re-raise the
-        thread's exception under their own name.""",
+        thread's exception under their own name. A worker "killed by signal: Terminated" got SIGTERM, a stop sent from
+        outside to the job's processes (a scheduler's cancel or time limit, a kill): that stop is the cause.""",
         fix="look for the worker's own error above (bus error, 'Killed', a traceback, the thread's exception logged with it); to see it directly, run with num_workers=0 (no loader threads or processes)",
         examples=[
             ("RuntimeError: DataLoader worker (pid(s) 3216) exited unexpectedly", "THU-DA-6D-Pose-Group/GDR-Net#16"),
@@ -158,8 +161,11 @@ PATTERNS = [
                 "YuanGongND/ast#112",
             ),
             ("[2024-04-18 19:10:41] CRITICAL [olmo.util:158, rank=0] Uncaught OLMoThreadError: generator thread data thread 3 failed", "allenai/OLMo#552"),
+            # heldout22w: https://github.com/TengFeiyang01/EAGNet/blob/7a1815b159d8b85408d1dfa940ef3523c6405fd4/logs/train.out
+            ("RuntimeError: DataLoader worker (pid 4020138) is killed by signal: Terminated. ", "TengFeiyang01/EAGNet logs/train.out"),
         ],
-        after=("dataloader-shm-bus-error", "dataloader-worker-killed", "shm-no-space", "host-oom-killer", "launcher-sigkill"),
+        after=("dataloader-shm-bus-error", "dataloader-worker-killed", "shm-no-space", "host-oom-killer", "launcher-sigkill",
+               "stop-signal-received", "slurm-job-cancelled", "slurm-time-limit", "batch-job-limit-killed", "launcher-terminated"),
         fields=groups,
     ),
 ]
