@@ -59,6 +59,14 @@ class TestLibraryRefusedValue:
         found = head(PYGAME)
         assert found is not None and found.id == self.verdict and "sndarray.make_sound(flap_array)" in found.fix
 
+    def test_sibling_a_console_script_is_not_your_code(self):
+        # oumi's console script in an environment folder of any name (oumi-ai/oumi, dev): the value came from its command line
+        found = head("Traceback (most recent call last):\n"
+                     '  File "/leonardo_work/EUHPC_A04_051/oumi-dev-env/bin/oumi", line 8, in <module>\n    sys.exit(run())\n'
+                     + "".join(SKLEARN.splitlines(keepends=True)[3:]))
+        assert found is not None and found.id == self.verdict
+        assert "your code" not in found.title and "no frame of your code" in found.fix
+
     def test_sibling_an_assert_that_states_its_condition_keeps_its_class(self):
         # an assert's message is assertion-states-condition's, which the unrecognised answer names
         found = head(NANOTRON)

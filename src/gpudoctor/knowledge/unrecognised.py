@@ -348,6 +348,8 @@ def whose(frame: Frame) -> str:
     if frame.cut:
         return "whose code the cut path does not show"
     pkg = package_of(frame.path)
+    if pkg is None and frame.console_script():
+        return "a package's console script"
     if pkg == "python":
         return "Python's own library"
     return f"{pkg}'s code" if pkg else "a library's code"
