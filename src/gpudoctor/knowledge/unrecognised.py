@@ -277,7 +277,8 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         elif cut:
             where = f"the last frame the log shows is {shown_frame(last)}"
         else:
-            where = f"it was raised in {last.path}:{last.line}"
+            # whose code raised it, named (a library's, Python's own, a console script's); your code's is said below
+            where = f"it was raised in {last.path}:{last.line}" + ("" if last.user() else f" ({whose(last)})")
         if sign.relaying is not None and sign.cause == "<next>":
             # a relay whose original the log does not hold: its frames only show where the original was handed over
             where = (f"the original error, whose traceback the relay prints under its line (line {sign.relaying.line} of this log), is not in "
