@@ -142,6 +142,14 @@ class TestFrameworkOom:
         assert found is not None and found.id == self.verdict and said in found.title + found.fix
         assert "PYTORCH_CUDA_ALLOC_CONF" not in found.fix
 
+    def test_sibling_the_root_error_under_tensorflows_wrapper(self):
+        # Azure/MachineLearningNotebooks#880: the exception line only counts the root errors; the OOM is the line under it
+        found = head("ResourceExhaustedError: 2 root error(s) found.\n"
+                     "  (0) Resource exhausted: OOM when allocating tensor with shape[16,112,112,147] and type float on "
+                     "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n"
+                     "\t [[{{node resnet_v1_50/conv1/ExtractImagePatches}}]]\n")
+        assert found is not None and found.id == self.verdict and "GPU:0" in found.title
+
     def test_sibling_host_memory_named_when_the_device_is_the_cpu(self):
         # tensorflow/tensorflow#45238: TF's CPU allocator, host memory
         found = head("W tensorflow/core/framework/op_kernel.cc:1763] OP_REQUIRES failed at cast_op.cc:109 : Resource exhausted: OOM when "
