@@ -272,6 +272,8 @@ SIGNALS = {"1": "SIGHUP", "2": "SIGINT", "4": "SIGILL", "6": "SIGABRT", "7": "SI
 # of any name: .../oumi-dev-env/bin/oumi, ~/pytorch/bin/ds, .../cryodrgn/1.1.2/cryodrgn/bin/cryodrgn), not the user's script.
 CONSOLE_SCRIPT_FILE = re.compile(r"[/\\]bin[/\\][A-Za-z][\w\-]*$")
 ENTRY_POINT_CODE = re.compile(r"^sys\.exit\(.*\(\)\)$|\bload_entry_point\(|^from [\w.]+ import main$")
+# A person's own ~/bin is theirs (controls/test_controls_diagB10.py): a script there is the user's, whatever it runs.
+HOME_BIN = re.compile(r"^(?:~|/home/[^/\\]+|/Users/[^/\\]+|/root|[A-Za-z]:\\Users\\[^\\]+)[/\\]bin[/\\][^/\\]+$")
 
 
 @dataclass
@@ -290,7 +292,8 @@ class Frame:
     def console_script(self) -> bool:
         """A package's console script running its entry point (not the user's code; `package_of` knows the ones in a
         named environment folder by their path alone)."""
-        return CONSOLE_SCRIPT_FILE.search(self.path) is not None and ENTRY_POINT_CODE.search(self.code.strip()) is not None
+        return (CONSOLE_SCRIPT_FILE.search(self.path) is not None and ENTRY_POINT_CODE.search(self.code.strip()) is not None
+                and HOME_BIN.match(self.path) is None)
 
     def in_ddp_constructor(self) -> bool:
         return self.path.replace("\\", "/").endswith("parallel/distributed.py") and self.func in DDP_CONSTRUCTOR
