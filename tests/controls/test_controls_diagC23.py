@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from gpudoctor import api
-from test_controls_detect8 import TB, head
+from test_controls_detect8 import TB, errors, head
 from test_controls_diagD21 import ids, no_error
 
 # Luca-Marinescu-Stefan/Estimarea-distan-ei-frontale-prin-senzor-TOF eval.log (heldout21w): sklearn's check, called from the script
@@ -149,6 +149,13 @@ class TestFrameworkOom:
                      "/job:localhost/replica:0/task:0/device:GPU:0 by allocator GPU_0_bfc\n"
                      "\t [[{{node resnet_v1_50/conv1/ExtractImagePatches}}]]\n")
         assert found is not None and found.id == self.verdict and "GPU:0" in found.title
+
+    def test_sibling_paddles_class_line_is_not_your_codes_exception(self):
+        # PaddlePaddle/Paddle#42228: the exception's line is only the class; the allocation is named under it
+        found = errors("Traceback (most recent call last):\n  File \"train.py\", line 20, in <module>\n    loss.backward()\n"
+                       "RuntimeError: ResourceExhaustedError:\n\nOut of memory error on GPU 0. Cannot allocate 98.000244MB memory on GPU 0, "
+                       "6.000000GB memory has been allocated and available memory is only 0.000000B.\n")
+        assert [f.id for f in found] == [self.verdict] and "98.000244MB" in found[0].title
 
     def test_sibling_host_memory_named_when_the_device_is_the_cpu(self):
         # tensorflow/tensorflow#45238: TF's CPU allocator, host memory

@@ -607,6 +607,10 @@ class Diagnosis:
             seen.first = hit
             if hit.where.rank is not None:
                 seen.by_rank[hit.where.rank] = hit.fields
+        elif seen.first.fields.get("wrapper") and not hit.fields.get("wrapper") and hit.source == seen.first.source:
+            # an exception's line that only wraps the failure (TensorFlow's "N root error(s) found", PaddlePaddle's bare
+            # ResourceExhaustedError: patterns/classes23c.py): the line under it that names the allocation is the one told
+            seen.first = hit
         seen.add(hit)
         self.hits += 1
         self.last = seen

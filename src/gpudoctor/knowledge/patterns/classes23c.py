@@ -134,7 +134,10 @@ PADDLE_STEP = ("PaddlePaddle's own advice: check whether another process uses th
 def oom_fields(m: re.Match, context: list[str]) -> dict:
     """Which framework ran out, on which device, and that framework's own remedy (the fix's first step)."""
     out = groups(m, context)
-    if m.group("shape") is not None:
+    if m.group("wrapper") is not None:
+        out["detail"] = "TensorFlow (its root errors, under this line, name the allocation)" if m.group("roots") else "PaddlePaddle"
+        out["step"] = TF_STEP if m.group("roots") else PADDLE_STEP
+    elif m.group("shape") is not None:
         device = f"{m.group('device')}:{m.group('index')}" if m.group("device") else ""
         host = m.group("device") == "CPU"
         place = "in host memory (device CPU)" if host else (f"on {device}" if device else "on its device")
@@ -161,8 +164,11 @@ PATTERNS = [
         r"OOM when allocating tensor (?:with|of) shape ?\[(?P<shape>[^\]]*)\](?:.*?device:(?P<device>[A-Z]+):(?P<index>\d+))?"
         r"|(?i:resource[_ ]exhausted): Out of memory (?:while trying to allocate|allocating) (?P<bytes>\d+) bytes"
         r"|Out of memory error on GPU (?P<gpu>\d+)\. Cannot allocate (?P<requested>[\d.]+ ?[KMGT]?i?B) memory on GPU \d+"
-        r"(?:, (?:[\d.]+ ?[KMGT]?i?B memory has been allocated and )?available memory is only (?P<available>[\d.]+ ?[KMGT]?i?B))?",
-        ("OOM when allocating tensor", "Out of memory while trying", "Out of memory allocating", "Out of memory error on GPU"),
+        r"(?:, (?:[\d.]+ ?[KMGT]?i?B memory has been allocated and )?available memory is only (?P<available>[\d.]+ ?[KMGT]?i?B))?"
+        # the exception's line that only wraps it (the allocation is named on the lines under it): TensorFlow's count of its
+        # root errors, PaddlePaddle's class alone
+        r"|(?P<wrapper>ResourceExhaustedError): *(?:(?P<roots>\d+) root error\(s\) found\.?)? *$",
+        ("OOM when allocating tensor", "Out of memory while trying", "Out of memory allocating", "Out of memory error on GPU", "ResourceExhaustedError:"),
         why="""The framework could not allocate the memory a step needs on its device: the batch, the model or the activations do
         not fit, or another process (another rank, or another framework, on the same GPU) holds part of it. TensorFlow and JAX
         take most of a GPU's memory when they start, so two processes on one GPU run out where one alone fits. TensorFlow's
@@ -184,6 +190,8 @@ PATTERNS = [
             ("Out of memory error on GPU 0. Cannot allocate 98.000244MB memory on GPU 0, 6.000000GB memory has been allocated and available "
              "memory is only 0.000000B.", "PaddlePaddle/Paddle#42228"),
             ("报错信息：Out of memory error on GPU 0. Cannot allocate 1.531250GB memory on GPU 0, available memory is only", "PaddlePaddle/Paddle#26892"),
+            ("ResourceExhaustedError: 2 root error(s) found.", "Azure/MachineLearningNotebooks#880 (TensorFlow's wrapper; its root errors follow)"),
+            ("RuntimeError: ResourceExhaustedError:", "PaddlePaddle/Paddle#42228 (PaddlePaddle's class; its message follows)"),
         ],
         not_examples=[
             # TensorFlow's allocator: a faster algorithm did not fit, the run goes on (MarvinTeichmann/MultiNet#55, heldout7)
@@ -191,6 +199,7 @@ PATTERNS = [
             "allocate 3.64GiB. The caller indicates that this is not a failure, but may mean that there could be performance gains if more memory were available.",
             "Hint: If you want to see a list of allocated tensors when OOM happens, add report_tensor_allocations_upon_oom to RunOptions for current allocation info.",
             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.36 GiB. GPU 1 has a total capacity of 47.50 GiB",
+            "ResourceExhaustedError: Quota exceeded for the project",  # a quota's refusal in the same class, with its own message
         ],
         fields=oom_fields,
     ),
