@@ -88,6 +88,7 @@ TRIGGERS = (
     "loss: -nan",
     "loss tensor(nan",
     "out of memory",
+    "oom when allocating",  # TensorFlow's root error under its ResourceExhaustedError, "(0) Resource exhausted: OOM when ..." (patterns/classes23c.py)
     "stopiteration",
     "undefined symbol",
     "your machine only has",

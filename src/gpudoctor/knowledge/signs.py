@@ -270,6 +270,16 @@ TIME = re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)|\b[IWEF](\d{4} \d\d:\d\
 SIGNALS = {"1": "SIGHUP", "2": "SIGINT", "4": "SIGILL", "6": "SIGABRT", "7": "SIGBUS", "8": "SIGFPE", "9": "SIGKILL", "11": "SIGSEGV", "15": "SIGTERM"}
 
 
+# A package's console script, which pip writes into an environment's bin/ (`sys.exit(main())`, setuptools'
+# `sys.exit(load_entry_point(...)())`, DeepSpeed's `ds` with its `from deepspeed.launcher.runner import main`): an
+# extensionless file in a bin/ folder that runs an entry point is a package's frame wherever the environment lives (a folder
+# of any name: .../oumi-dev-env/bin/oumi, ~/pytorch/bin/ds, .../cryodrgn/1.1.2/cryodrgn/bin/cryodrgn), not the user's script.
+CONSOLE_SCRIPT_FILE = re.compile(r"[/\\]bin[/\\][A-Za-z][\w\-]*$")
+ENTRY_POINT_CODE = re.compile(r"^sys\.exit\(.*\(\)\)$|\bload_entry_point\(|^from [\w.]+ import main$")
+# A person's own ~/bin is theirs (controls/test_controls_diagB10.py): a script there is the user's, whatever it runs.
+HOME_BIN = re.compile(r"^(?:~|/home/[^/\\]+|/Users/[^/\\]+|/root|[A-Za-z]:\\Users\\[^\\]+)[/\\]bin[/\\][^/\\]+$")
+
+
 @dataclass
 class Frame:
     path: str
@@ -281,7 +291,13 @@ class Frame:
     code_cut: bool = False  # the log ends inside that source line
 
     def user(self) -> bool:
-        return not self.cut and not is_library(self.path)
+        return not self.cut and not is_library(self.path) and not self.console_script()
+
+    def console_script(self) -> bool:
+        """A package's console script running its entry point (not the user's code; `package_of` knows the ones in a
+        named environment folder by their path alone)."""
+        return (CONSOLE_SCRIPT_FILE.search(self.path) is not None and ENTRY_POINT_CODE.search(self.code.strip()) is not None
+                and HOME_BIN.match(self.path) is None)
 
     def in_ddp_constructor(self) -> bool:
         return self.path.replace("\\", "/").endswith("parallel/distributed.py") and self.func in DDP_CONSTRUCTOR

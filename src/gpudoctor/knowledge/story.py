@@ -38,6 +38,8 @@ from gpudoctor.knowledge.patterns.classes23b import STOPPED_FROM_OUTSIDE
 from gpudoctor.knowledge.patterns.classes21d import DETAIL_SAID
 from gpudoctor.knowledge.patterns.classes22c import DETAIL_SAID as DETAIL_SAID_22C
 from gpudoctor.knowledge.patterns.classes22d import DETAIL_SAID as DETAIL_SAID_22D, PLATFORM_NOTE, no_nccl_here
+from gpudoctor.knowledge.patterns.classes23c import DETAIL_SAID as DETAIL_SAID_23C, REFUSED_VALUE
+from gpudoctor.knowledge.patterns.classes23c import by_frame as frame_class23c
 from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
@@ -53,6 +55,7 @@ from gpudoctor.knowledge.reported import REPORTED_PLACE, ReportedError
 from gpudoctor.knowledge.signs import STRONG, TOLD, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.title_said import title_label
 from gpudoctor.knowledge.unrecognised import (
+    API_SHAPE,
     UNRECOGNISED,
     class_step,
     class_why,
@@ -102,6 +105,9 @@ LAST_RUNS_SIGNS = frozenset(("exception", "bare", "exit", "exitcode", "srun_what
 # Findings that only say "an exception" / "a failure" without knowing it: callers that want
 # the meaning of a rank's output (run, the launcher) skip them.
 GENERIC_FINDINGS = ("python-exception", "unrecognised-failure")
+# Causes told after any cause a pattern names: the catch-alls, and a library's check refusing a value (knowledge/patterns/classes23c.py:
+# read from any exception's frames, it is most often what the named failure led to, like the catch-alls)
+TOLD_AFTER_NAMED_CAUSES = (*GENERIC_FINDINGS, REFUSED_VALUE)
 # Patterns that read any exception's line: one a fallback warning just said was caught names no failure.
 READS_ANY_EXCEPTION = (*GENERIC_FINDINGS, "setup-refused-by-program")
 # Class rules whose fix names what the log names (`Diagnosis.named_fix`).
@@ -627,6 +633,10 @@ class Diagnosis:
             seen.first = hit
             if hit.where.rank is not None:
                 seen.by_rank[hit.where.rank] = hit.fields
+        elif seen.first.fields.get("wrapper") and not hit.fields.get("wrapper") and hit.source == seen.first.source:
+            # an exception's line that only wraps the failure (TensorFlow's "N root error(s) found", PaddlePaddle's bare
+            # ResourceExhaustedError: patterns/classes23c.py): the line under it that names the allocation is the one told
+            seen.first = hit
         seen.add(hit)
         self.hits += 1
         self.last = seen
@@ -638,7 +648,7 @@ class Diagnosis:
             return self.attempt_before(seen)
         if seen.pattern.id in LEFT_BY_A_FAILED_READER:
             # the input's reader failed with an exception the log holds: that exception is why the queue was left empty
-            reader = self.told.get(UNRECOGNISED.id) or self.told.get("python-exception")
+            reader = self.told.get(UNRECOGNISED.id) or self.told.get("python-exception") or self.told.get(REFUSED_VALUE)
             if reader is not None:
                 return reader
         for after in seen.pattern.after:
@@ -806,10 +816,13 @@ class Diagnosis:
         """An unrecognised exception whose innermost frame is ZeRO's own code is that class (knowledge/patterns/classes9.py);
         an EOFError in spawn's own _main is a child its parent sent nothing (knowledge/patterns/classes11a.py); zip() refusing
         a value in DataParallel's own gather_map is a replica's non-tensor output (knowledge/patterns/classes12a.py); a distributed
-        sampler's own assert is a dataset with fewer samples than ranks (knowledge/patterns/classes13b.py)."""
+        sampler's own assert is a dataset with fewer samples than ranks (knowledge/patterns/classes13b.py); a ValueError, a
+        TypeError or an assert raised in a library's own frame is its check refusing what its caller gave it
+        (knowledge/patterns/classes23c.py)."""
         said = zero_internal(sign, exception, message)
         decided = ("zero-optimizer-internal-error", said) if said else (
             frame_class11(sign, exception, message) or frame_class12a(sign, exception, message) or frame_class13b(sign, exception, message)
+            or self.refused_by_library(sign)
         )
         if decided:
             unrecognised = told.pop(UNRECOGNISED.id)
@@ -817,6 +830,21 @@ class Diagnosis:
             hit = Hit(first.line, first.source, first.where, decided[1], first.time)
             seen = told[decided[0]] = Seen(BY_ID[decided[0]], unrecognised.order, hit)
             seen.add(hit)
+
+    def refused_by_library(self, sign: Optional[Sign]) -> Optional[tuple[str, dict]]:
+        """A library's own check refusing what its caller gave it (knowledge/patterns/classes23c.py), when the message is of no
+        class that names it already (an API's shape, Python's own type errors, the classes unrecognised.py names) and it is
+        the first exception of its input: an earlier one (flax#3364's ValueError above a test's tearDown that failed after
+        it) is the likelier cause, and the answer stays undecided."""
+        if sign is None or message_class(sign) is not None or API_SHAPE.search(f"{sign.what}: {sign.message}"):
+            return None
+        said = " ".join(sign.message.split())[:40]
+        earlier = [s.line for s in self.signs.signs if s.kind == "exception" and s.source == sign.source and s.line < sign.line]
+        generic = self.recorded.get("python-exception")
+        if generic is not None:  # an exception's line quoted alone, without its traceback
+            earlier += [h.line for h in (generic.first, *generic.samples) if h.source == sign.source and h.line < sign.line
+                        and " ".join(str(h.fields.get("message", "")).split())[:40] != said]
+        return None if earlier else frame_class23c(sign)
 
     def gathered_loss_used(self, told: dict[str, Seen]) -> None:
         """DataParallel's warning that it gathered scalars into a vector, then the first failure after it, in the same input,
@@ -858,7 +886,7 @@ class Diagnosis:
         roots = sorted(
             (s for s in self.seen.values() if s.pattern.role == CAUSE and explain[s.pattern.id] is None),
             key=lambda s: (self.past(s) or self.fixed_before(s) is not None, only_quoted(s), s.pattern.id in TOLD_AFTER_OTHER_CAUSES, s.pattern.severity is not Severity.ERROR,
-                           s.pattern.id in GENERIC_FINDINGS, s.order),
+                           s.pattern.id in TOLD_AFTER_NAMED_CAUSES, s.order),
         )
         out: list[tuple[Seen, Optional[Seen]]] = [(s, None) for s in roots]
         placed = {s.pattern.id for s in roots}
@@ -1367,7 +1395,7 @@ class Diagnosis:
             title = f"{title}: {seen.first.fields['status']}" + (f" ({seen.first.fields['code']})" if seen.first.fields.get("code") else "")
         elif seen.first.fields.get("read_as") == p.id and seen.first.fields.get("step"):
             fix = f"{seen.first.fields['step']}; {fix}"  # a fault read by its code: its row's own step first (a native program's)
-        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D and seen.first.fields.get("detail"):
+        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C and seen.first.fields.get("detail"):
             # the sizes the message gives (knowledge/patterns/classes20a.py); what it names (knowledge/patterns/classes21d.py, classes22c.py, classes22d.py)
             title = f"{title}: {seen.first.fields['detail']}"
         if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):

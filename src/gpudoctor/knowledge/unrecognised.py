@@ -16,7 +16,7 @@ from gpudoctor.knowledge.carried import carried, validated
 from gpudoctor.knowledge.evidence import ERROR_LEVEL
 from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO, native_owner, package_of
-from gpudoctor.knowledge.patterns import ALL, BY_ID, classes9, classes12a, classes20b
+from gpudoctor.knowledge.patterns import ALL, BY_ID, classes9, classes12a, classes20b, classes23c
 from gpudoctor.knowledge.relays import relay_in
 from gpudoctor.knowledge.remedy import remedy_in
 from gpudoctor.knowledge.signature import frame_search_url, search_url, signature
@@ -66,7 +66,7 @@ API_SHAPE_STEP = ("; an error about an API's shape like this one, when a library
 # A class that refines library-api-mismatch covers that class's lines when no library frame raised them.
 # (Not the classes the traceback's innermost frame decides, whatever the message: knowledge/patterns/classes9.py, classes20b.py's told ones.)
 CLASSES = tuple(p for p in ALL if p.refines in ("python-exception", "library-api-mismatch") and p not in classes9.PATTERNS_BY_FRAME
-                and p not in classes12a.PATTERNS_BY_FRAME and p not in classes20b.PATTERNS_TOLD)
+                and p not in classes12a.PATTERNS_BY_FRAME and p not in classes20b.PATTERNS_TOLD and p not in classes23c.PATTERNS_BY_FRAME)
 # Classes whose words are about a library's own code: named only when the traceback shows a library's frame raised it.
 RAISED_IN_A_LIBRARY = ("library-lookup-failed",)
 # Classes whose words are about the call your code makes: named only when the traceback shows your frame raised it (a line
@@ -277,7 +277,8 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         elif cut:
             where = f"the last frame the log shows is {shown_frame(last)}"
         else:
-            where = f"it was raised in {last.path}:{last.line}"
+            # whose code raised it, named (a library's, Python's own, a console script's); your code's is said below
+            where = f"it was raised in {last.path}:{last.line}" + ("" if last.user() else f" ({whose(last)})")
         if sign.relaying is not None and sign.cause == "<next>":
             # a relay whose original the log does not hold: its frames only show where the original was handed over
             where = (f"the original error, whose traceback the relay prints under its line (line {sign.relaying.line} of this log), is not in "
@@ -285,7 +286,8 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
                      f"only show where it was handed over")
         elif last is not None and mine is not None and mine is not last:
             called = f" (`{mine.code}`)" if cut and mine.code else ""
-            where += f", called from your code at {mine.path}:{mine.line}{called}: check what that call passes and the library's version"
+            # (what it passes, not a version: a version is said only where the log shows one, issue 35)
+            where += f", called from your code at {mine.path}:{mine.line}{called}: check what that call passes"
         elif last is not None and last.user() and not cut:
             where += " (your code): the message says what it expected"
         elif last is not None and last.user():
@@ -347,6 +349,8 @@ def whose(frame: Frame) -> str:
     if frame.cut:
         return "whose code the cut path does not show"
     pkg = package_of(frame.path)
+    if pkg is None and frame.console_script():
+        return "a package's console script"
     if pkg == "python":
         return "Python's own library"
     return f"{pkg}'s code" if pkg else "a library's code"

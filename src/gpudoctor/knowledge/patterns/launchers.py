@@ -119,9 +119,12 @@ PATTERNS = [
         r"|(?P<objects>Error compiling objects for extension)"
         # the compiler's own error line, which names the reason (nvcc and MSVC: file(line): error ...; gcc: file:line:col: error: ...)
         r"|\.(?:cu|cuh|h|hpp|cpp|cc|cxx|c)(?:\(\d+\)|:\d+:\d+): (?P<compiler_error>(?:fatal )?error(?: C\d{4})?: .+)"
-        r"|^\s*FAILED: \S+\.(?:o|obj)\s*$|error: command '(?P<compiler>[^']*(?:nvcc|gcc|g\+\+|c\+\+|cl\.exe))' failed with exit (?:code|status) (?P<code>\d+)",
+        r"|^\s*FAILED: \S+\.(?:o|obj)\s*$|error: command '(?P<compiler>[^']*(?:nvcc|gcc|g\+\+|c\+\+|cl\.exe))' failed with exit (?:code|status) (?P<code>\d+)"
+        # DeepSpeed's CPU optimizers build their op when they are made: a failed build leaves them without its handle, and the
+        # error users see is its absence (aqlaboratory/openfold#98: no CUDA toolkit), the build's own error above it
+        r"|'(?P<optimizer>DeepSpeedCPU(?:Adam|Adagrad|Lion))' object has no attribute 'ds_opt_(?:adam|adagrad|lion)'",
         ("Error building extension", "'ninja'", "Failed building wheel", "Building wheel for", "did not run successfully", "nvcc was not found",
-         "The detected CUDA version", "and above", "FAILED: ", "failed with exit", "Error compiling objects", "): error", ": error: ", "): fatal error", ": fatal error: "),
+         "The detected CUDA version", "and above", "FAILED: ", "failed with exit", "Error compiling objects", "): error", ": error: ", "): fatal error", ": fatal error: ", "object has no attribute 'ds_opt_"),
         why="""Packages with C++/CUDA code (DeepSpeed ops, flash-attn, TransformerEngine, apex, horovod, xformers) compile it with
         nvcc and the host compiler: at first use (torch.utils.cpp_extension, ninja) or at install time, when pip or uv finds no
         prebuilt wheel for this Python, torch and CUDA. The build fails when nvcc is missing (no CUDA toolkit, CUDA_HOME unset, a
@@ -130,7 +133,9 @@ PATTERNS = [
         (cuDNN, NCCL, MPI, Python.h) is not installed, when parallel compile jobs run out of host memory, or when a stale build
         sits in ~/.cache/torch_extensions. The line shown names the reason when it is one of the package's own checks (nvcc not
         found, a CUDA version mismatch); otherwise the compiler's first `error:` line, above ninja's `FAILED: ... .o` or in
-        `pip install -v` output, decides which.""",
+        `pip install -v` output, decides which. DeepSpeed's CPU optimizers (DeepSpeedCPUAdam, -Adagrad, -Lion) build their op when
+        they are made; a failed build leaves the optimizer without its op, and what is seen is "'DeepSpeedCPUAdam' object has no
+        attribute 'ds_opt_adam'", the build's own error above it (`ds_report` shows which of DeepSpeed's ops can build here).""",
         fix="""nvcc --version, echo $CUDA_HOME and python -c 'import torch; print(torch.__version__, torch.version.cuda)' must agree: install
         the CUDA toolkit of torch's CUDA version and point CUDA_HOME at it; better, install a prebuilt wheel made for your Python,
         torch and CUDA (the package's release page, or a container that ships it); else rebuild verbosely with fewer jobs,
@@ -153,6 +158,8 @@ PATTERNS = [
             ("FAILED: /test/flash-attention/hopper/build/temp.linux-x86_64-cpython-310/flash_fwd_hdim64_fp16_sm90.o", "Dao-AILab/flash-attention#1131 (ninja)"),
             ("error: command '/usr/local/cuda/bin/nvcc' failed with exit code 255", "Dao-AILab/flash-attention#298 (title: setuptools' failure line)"),
             ("RuntimeError: Error compiling objects for extension", "open-mmlab/mmcv#2612 (torch's ninja build of mmcv-full on Windows)"),
+            ("AttributeError: 'DeepSpeedCPUAdam' object has no attribute 'ds_opt_adam'",
+             "aqlaboratory/openfold#98 (heldout22: the maintainer, the CUDA toolkit missing for the op's build)"),
             (" C:\\VirtualEnv\\venv2024_SAA\\lib\\site-packages\\torch\\include\\ATen/cuda/Exceptions.h(65): error C2373: 'cusparseGetErrorString': Redefined with a different type specifier.",
              "IDEA-Research/GroundingDINO#356 (MSVC: torch 2.3.1+cu121's header against the CUDA 12.1 toolkit's cusparse.h)"),
             ("/usr/local/cuda/include/crt/host_config.h:132:2: error: #error -- unsupported GNU version! gcc versions later than 11 are not supported!",
@@ -169,6 +176,7 @@ PATTERNS = [
             "No CUDA runtime is found, using CUDA_HOME='/usr/local/cuda'",  # torch's warning when building without a visible GPU: builds still succeed
             "      Could not find a recent CMake to build Transformer Engine. Attempting to install CMake 3.18 to a temporary location via pip.",
             "FAILED tests/test_build.py::test_cuda - AssertionError",  # pytest's line, not ninja's
+            "AttributeError: 'DeepSpeedDataLoader' object has no attribute 'sampler'",  # another DeepSpeed object's attribute: an API's shape
         ],
         fields=groups,
     ),
