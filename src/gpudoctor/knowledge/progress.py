@@ -60,7 +60,10 @@ PROGRESS = re.compile(
     re.IGNORECASE,
 )
 DIGITS = b"0123456789"  # what a line's kind leaves out: the same line with other numbers is the same kind
-KIND_CHARS = 64  # of a line without its digits: its kind
+# and the letters of hexadecimal numbers (a checkpoint's hash, an address, a run id: "sha256=3fa9c0..."), so that a line that
+# prints one is one kind, not a new kind every time (read whole each time: most of the reader's cost on such a log)
+KIND_OUT = DIGITS + b"abcdef"
+KIND_CHARS = 64  # of a line without its digits (KIND_OUT): its kind
 KINDS = 2000  # kinds of progress line remembered (a log with more varied lines counts the first only)
 SLICE = 1 << 20  # bytes of a block read at a time
 PLAIN = 8192  # kinds of line remembered as nothing (then forgotten all at once: bounded memory on any log)
@@ -155,7 +158,7 @@ class Progress(WholeLines):
         is nothing), a few substring tests on a new one, the regexes on those that pass them."""
         low_slice = block[begin:end].lower()
         lowered = low_slice.split(b"\n")[:-1]  # (block[begin:end] ends with a newline)
-        keys = low_slice.translate(None, DIGITS).split(b"\n")  # every line's kind at once: one call, not one a line
+        keys = low_slice.translate(None, KIND_OUT).split(b"\n")  # every line's kind at once: one call, not one a line
         at = begin
         for i, low in enumerate(lowered):
             here, at = at, at + len(low) + 1
