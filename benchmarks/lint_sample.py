@@ -92,6 +92,9 @@ ALIASES = {
     "download-without-barrier": "dataset-download-all-ranks",
     "barrier-after-rank0-download": "dataset-download-all-ranks",
     "lr-scheduler-on-one-rank": "scheduler-step-on-one-rank",  # heldout13 u015: ReduceLROnPlateau.step on rank 0
+    # h15 u003: a SummaryWriter on the main GPU only, None elsewhere, flushed on every rank
+    "rank-only-object-used": "rank0-object-used-on-all-ranks",
+    "nonexistent-dist-function": "nonexistent-dist-api",  # heldout21 u019: dist.init_process_method(...)
 }
 
 
