@@ -396,3 +396,43 @@ class TestNonexistentDistApi:
     def test_control_a_removed_name_is_left_to_its_own_rule(self):
         code = MISSPELLED_INIT.replace('dist.NAME("nccl")', "dist.all_reduce_multigpu([t])")
         assert found(code, self.rule) == []
+
+
+# KimRass/DDPM train_ddp.py (lint heldout21 u058): the DDP wrapper handed to the trainer, compiled there, and the
+# step run through the compiled wrapper's `.module`
+COMPILED_WRAPPER = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    class Trainer(object):
+        def train_for_one_epoch(self, model, optim, loader):
+            for ori_image in loader:
+                loss = STEP(ori_image)
+                optim.zero_grad()
+                loss.backward()
+                optim.step()
+
+        def train(self, model, optim, loader):
+            model = torch.compile(model)
+            self.train_for_one_epoch(model, optim, loader)
+
+    def main_worker(rank, net, loader):
+        trainer = Trainer()
+        model = DDP(net.to(rank), device_ids=[rank])
+        optim = torch.optim.AdamW(model.parameters(), lr=1e-4)
+        trainer.train(model=model, optim=optim, loader=loader)
+"""
+
+
+class TestDdpForwardBypassedCompiledWrapper:
+    """ddp-forward-bypassed: torch.compile of the DDP wrapper hands `.module` to the wrapper, so a step through
+    `model.module` of the compiled wrapper bypasses DDP's forward as it does uncompiled."""
+
+    verdict = "ddp-forward-bypassed"
+    rule = "ddp-forward-bypassed"
+
+    def test_sibling_the_step_through_the_compiled_wrappers_module_is_an_error(self):
+        assert found(COMPILED_WRAPPER.replace("STEP", "model.module.get_loss"), self.rule) == [(7, "error")]
+
+    def test_control_the_step_through_the_compiled_wrapper_is_not_reported(self):
+        assert found(COMPILED_WRAPPER.replace("STEP", "model"), self.rule) == []
