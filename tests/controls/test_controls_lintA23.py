@@ -436,3 +436,38 @@ class TestDdpForwardBypassedCompiledWrapper:
 
     def test_control_the_step_through_the_compiled_wrapper_is_not_reported(self):
         assert found(COMPILED_WRAPPER.replace("STEP", "model"), self.rule) == []
+
+
+# the lint heldout21 u048 search script: DDP under --local_rank, DataParallel on the other path, and the training
+# loss from the model's own private method through `.module`
+PRIVATE_LOSS_METHOD = """
+    import torch
+
+    model.to(args.device)
+    if args.local_rank != -1:
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[args.local_rank])
+    elif args.n_gpu > 1:
+        model = torch.nn.DataParallel(model)
+    for batch_idx, (input, _) in enumerate(train_queue):
+        optimizer.zero_grad()
+        loss = STEP(input)
+        loss.backward()
+        optimizer.step()
+"""
+
+
+class TestDdpForwardBypassedPrivateMethod:
+    """ddp-forward-bypassed: a method of the user's model whose name starts with `_` is a forward (not one of
+    nn.Module's own), and DataParallel on another path leaves the DDP one to be said, as a warning."""
+
+    verdict = "ddp-forward-bypassed"
+    rule = "ddp-forward-bypassed"
+
+    def test_sibling_the_models_private_loss_through_module_is_a_warning(self):
+        assert found(PRIVATE_LOSS_METHOD.replace("STEP", "model.module._loss"), self.rule) == [(10, "warning")]
+
+    def test_control_the_wrapper_called_is_not_reported(self):
+        assert found(PRIVATE_LOSS_METHOD.replace("STEP", "model"), self.rule) == []
+
+    def test_control_nn_modules_own_private_method_is_not_reported(self):
+        assert found(PRIVATE_LOSS_METHOD.replace("STEP", "model.module._apply"), self.rule) == []

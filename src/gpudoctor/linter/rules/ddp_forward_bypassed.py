@@ -20,6 +20,19 @@ NOT_A_FORWARD = frozenset({
 })
 # Attributes read on `.module` that are no forward (nn.Module's own methods, less `forward`).
 MODULE_METHODS = WRAPPER_NAMES - {"forward"}
+# nn.Module's own private methods and state: no forward of the user's model.
+MODULE_PRIVATE = frozenset({
+    "_apply", "_parameters", "_buffers", "_modules", "_get_name", "_load_from_state_dict", "_save_to_state_dict",
+    "_named_members", "_register_state_dict_hook", "_register_load_state_dict_pre_hook", "_replicate_for_data_parallel",
+    "_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_version", "_non_persistent_buffers_set",
+    "_state_dict_hooks", "_load_state_dict_pre_hooks", "_slow_forward", "_orig_mod",
+})
+
+
+def _module_private(name: str) -> bool:
+    """`name` is nn.Module's own (`_apply`, `_modules`, a dunder), not a method of the user's model whose name
+    starts with `_` (`model.module._loss(input)` is a forward: lint heldout21 u048)."""
+    return name in MODULE_PRIVATE or (name.startswith("__") and name.endswith("__"))
 
 
 class DdpForwardBypassed(Rule):
@@ -65,6 +78,11 @@ class DdpForwardBypassed(Rule):
     model=model, optimizer=optimizer)`: lint heldout17 u017), and so is the file's own function handed
     that module, in which it runs the forward whose loss is backpropagated (`model = DDP(Model, ...)`
     never read, then `train(Model=Model, ...)`: lint heldout18 u036).
+
+    A method of the user's model whose name starts with `_` is a forward like any other
+    (`loss = model.module._loss(input)`, lint heldout21 u048; not nn.Module's own `_apply`,
+    `_modules`, ...), and where DataParallel wraps the name on another path (`elif args.n_gpu > 1:`),
+    the DDP path is still said, as a warning naming it.
 
     The wrapper's `.module` kept under a name of its own is the same `.module`: a forward through
     `network = ddp_network.module` at the top of a step (said at that line, where the step unwraps
@@ -218,7 +236,8 @@ class DdpForwardBypassed(Rule):
         severity = ""
         if found == {"DistributedDataParallel"}:
             seen = f"{holder} is a DistributedDataParallel wrapper"
-        elif found <= {"DistributedDataParallel", ""}:
+        elif found <= {"DistributedDataParallel", "DataParallel", ""}:
+            # (DataParallel on another path, `elif args.n_gpu > 1:`, lint heldout21 u048: said for the DDP one)
             path = _wrapping(file, node.value, node, 0)
             if path is None or path[0] != "DistributedDataParallel":
                 return
@@ -333,7 +352,7 @@ class DdpForwardBypassed(Rule):
             call = file.parent.get(parent)
             if isinstance(call, ast.Call) and call.func is parent and _own_train_loop(call):
                 return call, f"{shown}.train(...)"  # the model's own loop, not nn.Module.train
-        if type(parent) is ast.Attribute and parent.attr not in MODULE_METHODS and not parent.attr.startswith("_"):
+        if type(parent) is ast.Attribute and parent.attr not in MODULE_METHODS and not _module_private(parent.attr):
             call = file.parent.get(parent)
             if type(call) is ast.Call and call.func is parent:
                 return call, f"{shown}.{parent.attr}(...)"
