@@ -100,11 +100,15 @@ class NonexistentDistApi(Rule):
             return  # (the start of a name: a snippet cut off mid-word, `dist.get_world_s`, dev5 n090)
         close = difflib.get_close_matches(name, sorted(NAMES - MULTIGPU), n=1, cutoff=CLOSE)
         raises = "ImportError" if imported else "AttributeError"
+        if "local_rank" in name:
+            # (the nearest spelling, get_global_rank, is another thing: a group rank's global rank)
+            yield Hit(node, message=f"torch.distributed has no `{name}` in any release (the local rank is the "
+                      f"launcher's LOCAL_RANK variable, or get_node_local_rank() from torch 2.4): this line raises "
+                      f"{raises}", fix='int(os.environ["LOCAL_RANK"])  # the launcher\'s local rank')
+            return
         if close:
-            fix = ('int(os.environ["LOCAL_RANK"])  # the launcher\'s local rank' if "local_rank" in name else
-                   f"dist.{close[0]}(...)  # if that is the one meant")
             yield Hit(node, message=f"torch.distributed has no `{name}` in any release (the nearest name it has is "
-                      f"`{close[0]}`): this line raises {raises}", fix=fix)
+                      f"`{close[0]}`): this line raises {raises}", fix=f"dist.{close[0]}(...)  # if that is the one meant")
             return
         yield Hit(node, severity=WARNING, message=f"torch.distributed has no `{name}` up to torch 2.13, nor had "
                   f"before: this line raises {raises} unless a newer torch added it")
