@@ -4,8 +4,8 @@ import ast
 import difflib
 from collections.abc import Iterator
 
-from gpudoctor.linter.model import FileModel
-from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
+from gpudoctor.linter.model import FileModel, constant
+from gpudoctor.linter.rule import ERROR, Hit, Rule
 from gpudoctor.linter.rules.removed_distributed_api import DISTRIBUTED, MULTIGPU
 
 # Every public name of the torch.distributed module: dir(torch.distributed) and its sub-packages in torch 2.13,
@@ -45,11 +45,15 @@ class NonexistentDistApi(Rule):
     `from torch.distributed import DistributedDataParallel`. Python raises AttributeError (ImportError
     for the import) where the line runs.
 
-    An error where the name is close to one torch.distributed has (a misspelling, or the name of a
-    neighbour, said with it); a warning otherwise: lint knows torch's names up to 2.13, and a newer
-    release may have added it. Not private names (`dist._all_gather_base`), not names removed on
+    An error, only where the name is close to one torch.distributed has (a misspelling, or the name
+    of a neighbour, said with it) or asks for the local rank; a name near none of torch's is left
+    alone (a custom build's API: Megatron's `torch.distributed.ring_exchange` under a setting, on the
+    mature-repository control). Not private names (`dist._all_gather_base`), not names removed on
     purpose (removed-distributed-api's `*_multigpu`), not a local object called `dist`, not the start
-    of a name it has (a snippet cut off mid-word: `dist.get_world_s`, issue 41's dev5 n090).
+    of a name it has (a snippet cut off mid-word: `dist.get_world_s`, issue 41's dev5 n090), not a
+    read under a test or a name the file asks `hasattr` / `getattr` for (apex's
+    `make_nccl_premul_sum`), not where the file binds `dist` to another module on some path
+    (`import deepspeed.comm as dist`, DeepSpeedExamples).
     """
 
     id = "nonexistent-dist-api"
@@ -78,8 +82,13 @@ class NonexistentDistApi(Rule):
         return "distributed" in text or "dist." in text
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        others = _other_modules(file)
         for node in ast.walk(file.tree):
             if type(node) is ast.Attribute and type(node.ctx) is ast.Load and self._of_distributed(file, node.value):
+                if type(node.value) is ast.Name and node.value.id in others:
+                    continue  # `dist` is another library's module on some path (`import deepspeed.comm as dist`)
+                if _tested(file, node):
+                    continue  # (`if hasattr(torch.distributed, "make_nccl_premul_sum"):`, a custom build's API)
                 yield from self._name(node, node.attr)
             elif type(node) is ast.ImportFrom and node.level == 0 and node.module == DISTRIBUTED:
                 for alias in node.names:
@@ -109,6 +118,27 @@ class NonexistentDistApi(Rule):
         if close:
             yield Hit(node, message=f"torch.distributed has no `{name}` in any release (the nearest name it has is "
                       f"`{close[0]}`): this line raises {raises}", fix=f"dist.{close[0]}(...)  # if that is the one meant")
-            return
-        yield Hit(node, severity=WARNING, message=f"torch.distributed has no `{name}` up to torch 2.13, nor had "
-                  f"before: this line raises {raises} unless a newer torch added it")
+        # (a name near none of torch's is left alone: a custom build's API, `torch.distributed.ring_exchange`
+        # under Megatron's use_ring_exchange_p2p, on the mature-repository control)
+
+
+def _other_modules(file: FileModel) -> set[str]:
+    """Names the file binds, by some import, to a module other than torch.distributed (DeepSpeed's benchmark:
+    `import torch.distributed as dist` in one arm, `import deepspeed.comm as dist` in the other)."""
+    out: set[str] = set()
+    for node in ast.walk(file.tree):
+        if type(node) is ast.Import:
+            out |= {a.asname or a.name.split(".")[0] for a in node.names if a.name != DISTRIBUTED}
+        elif type(node) is ast.ImportFrom:
+            out |= {a.asname or a.name for a in node.names
+                    if f"{node.module}.{a.name}" != DISTRIBUTED and not (node.module == "torch" and a.name == "distributed")}
+    return out
+
+
+def _tested(file: FileModel, node: ast.Attribute) -> bool:
+    """A test decides whether the read runs, or the file asks whether torch.distributed has the name
+    (`hasattr(torch.distributed, "make_nccl_premul_sum")`, `getattr(dist, name, None)`)."""
+    if list(file.conditions(node)):
+        return True
+    return any(type(c) is ast.Call and type(c.func) is ast.Name and c.func.id in ("hasattr", "getattr")
+               and len(c.args) >= 2 and constant(c.args[1]) == node.attr for c in file.calls)
