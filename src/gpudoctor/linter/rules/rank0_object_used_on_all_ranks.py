@@ -54,13 +54,10 @@ class Rank0ObjectUsedOnAllRanks(Rule):
         import torch.distributed as dist
 
         dist.init_process_group("nccl")
-        rank = dist.get_rank()
-        count = 0
-        for batch in loader:
-            if rank == 0:
-                count += 1
-        if rank == 0:
-            print(total / count)
+        seen = 0
+        for x, y in loader:
+            seen += len(y)  # on every rank
+        accuracy = correct / seen
         ''',
         '''
         import torch.distributed as dist
