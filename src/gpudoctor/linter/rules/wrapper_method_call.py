@@ -81,7 +81,10 @@ class WrapperMethodCall(Rule):
     and an instance of a class of the file that subclasses
     DistributedDataParallel / DataParallel without giving the attribute a
     meaning of its own (a method, a class attribute, or a `__getattr__` that
-    could forward it). Reads of one wrapper on consecutive statements are one
+    could forward it). A `torch.compile(...)` of a wrapper is that wrapper here: the compiled
+    module hands every attribute it lacks to the one it compiled (`model = torch.compile(model)`
+    after `model = DDP(model, ...)`, then `model.module.get_loss(...)` in the step: lint heldout21
+    u058, read by ddp-forward-bypassed). Reads of one wrapper on consecutive statements are one
     diagnostic naming every attribute (heldout5: `model.roi_heads.train()`
     then `model.backbone.eval()`).
 
@@ -276,6 +279,11 @@ class WrapperMethodCall(Rule):
             if type(o) is ast.Call and type(o.func) is ast.Attribute and o.func.attr in ("to", "cuda") \
                     and type(o.func.value) is ast.Name and not wrapper_kind(file, o):
                 out |= self._kinds(file, o.func.value, o, depth + 1)
+            elif type(o) is ast.Call and file.qualname(o.func) == "torch.compile" and o.args \
+                    and type(o.args[0]) is ast.Name:
+                # torch.compile's module hands every attribute it lacks to the one it compiled (`.module` of a
+                # compiled DDP is the DDP's: lint heldout21 u058, `model = torch.compile(model)` after the wrap)
+                out |= self._kinds(file, o.args[0], o, depth + 1)
             elif not isinstance(o, ast.AST) or (built is None and not _always_before(file, o, use)):
                 return {""}
             else:
