@@ -44,3 +44,22 @@ def test_what_it_reads_does_not_depend_on_the_blocks(block):
 
 def test_one_line_repeated_as_it_was_is_no_progress():
     assert read("x\n" + "epoch 3 loss 0.5\n" * 5, 64).after(1) is None
+
+
+def test_a_slice_of_known_kinds_read_at_once_keeps_what_line_by_line_keeps(monkeypatch):
+    # A long log's steady state: once each kind of line is known, a slice is read at once (only each kind's last lines
+    # are kept). Read with SLICE small enough that most slices take that way, then line by line (FAST_KINDS 0): the
+    # same kinds, the same kept lines with the same numbers, the same marks.
+    from gpudoctor.knowledge import progress as module
+
+    steps = "".join(f"epoch=0 i={i}/530 total_loss={i * 0.37:.5f}\nsaving to /ckpt/{i:x}.pt done\n" for i in range(400))
+    text = LOG + steps + LOG + steps[: len(steps) // 3] + "RuntimeError: boom\n"
+    monkeypatch.setattr(module, "SLICE", 512)
+    fast = read(text, 1 << 20)
+    monkeypatch.setattr(module, "FAST_KINDS", 0)
+    slow = read(text, 1 << 20)
+    assert fast.lines == slow.lines == text.count("\n")
+    assert {k: list(v.last) for k, v in fast.kinds.items()} == {k: list(v.last) for k, v in slow.kinds.items()}
+    assert (fast.plain, list(fast.fallbacks), list(fast.stages), list(fast.ends), fast.raised) == (
+        slow.plain, list(slow.fallbacks), list(slow.stages), list(slow.ends), slow.raised)
+    assert fast.after(4) == slow.after(4) and fast.after(4) is not None

@@ -67,6 +67,8 @@ KIND_CHARS = 64  # of a line without its digits (KIND_OUT): its kind
 KINDS = 2000  # kinds of progress line remembered (a log with more varied lines counts the first only)
 SLICE = 1 << 20  # bytes of a block read at a time
 PLAIN = 8192  # kinds of line remembered as nothing (then forgotten all at once: bounded memory on any log)
+FAST_KINDS = 16  # kinds of line in a slice read at once (`known_slice`); more: line by line
+FAST_SEEN = 4096  # different lines (before their kinds are cut to KIND_CHARS) in a slice read at once, at most
 KEPT = 8  # last occurrences kept per kind, with their numbers (the latest decide: progress after the last failure)
 PROGRESS_AFTER = 3  # lines of one kind after the failure, their numbers moving: the job went on
 # Lines that hold a progress word but are no run's progress: a traceback's frames and the source lines they quote
@@ -157,8 +159,10 @@ class Progress(WholeLines):
         first (a long log is the same few kinds of line over and over: a progress line's kind is known, and so is one that
         is nothing), a few substring tests on a new one, the regexes on those that pass them."""
         low_slice = block[begin:end].lower()
-        lowered = low_slice.split(b"\n")[:-1]  # (block[begin:end] ends with a newline)
         keys = low_slice.translate(None, KIND_OUT).split(b"\n")  # every line's kind at once: one call, not one a line
+        if self.known_slice(block, begin, end, keys):
+            return
+        lowered = low_slice.split(b"\n")[:-1]  # (block[begin:end] ends with a newline)
         at = begin
         for i, low in enumerate(lowered):
             here, at = at, at + len(low) + 1
@@ -198,6 +202,42 @@ class Progress(WholeLines):
             if ended:
                 self.ends.append((number, shown(line)))
         self.lines += block.count(b"\n", begin, end)
+
+    def known_slice(self, block: bytes, begin: int, end: int, keys: list[bytes]) -> bool:
+        """Read the slice at once when every line in it is of a known kind or a plain one and there are FAST_KINDS kinds
+        or fewer (a long log's steady state): only each kind's last KEPT lines of the slice change what is kept, so
+        they are found from the end and nothing else is looked at (the loop of `read_slice` would append every line
+        and keep the same). False, and nothing read, otherwise."""
+        keys = keys[:-1]  # (the slice ends with a newline: the last item is empty)
+        present = set(keys)
+        if len(present) > FAST_SEEN:
+            return False
+        if any(len(k) > KIND_CHARS for k in present):  # a kind is a line's first KIND_CHARS characters
+            keys = [k[:KIND_CHARS] for k in keys]
+            present = set(keys)
+        if len(present) > FAST_KINDS or any(k not in self.kinds and k not in self.plain for k in present):
+            return False
+        last = len(keys) - 1
+        backwards = keys[::-1]
+        lines: Optional[list[bytes]] = None
+        for key in present:
+            kind = self.kinds.get(key)
+            if kind is None:
+                continue
+            found: list[int] = []
+            at = 0
+            try:
+                while len(found) < KEPT:
+                    at = backwards.index(key, at) + 1
+                    found.append(last - (at - 1))
+            except ValueError:
+                pass
+            if lines is None:
+                lines = block[begin:end].split(b"\n")
+            for i in reversed(found):
+                kind.last.append((self.lines + 1 + i, lines[i]))
+        self.lines += len(keys)
+        return True
 
     def remember_plain(self, key: bytes) -> None:
         """A kind of line that is neither progress nor a mark: not looked at again (PLAIN kinds at most, then forgotten)."""
