@@ -60,6 +60,11 @@ class TestGpuNotHandedOver:
     def test_sibling_host_driver_and_docker_failures_keep_their_own(self, line, verdict):
         assert ids(line + "\n")[0] == verdict
 
+    def test_sibling_the_shells_missing_nvidia_smi_in_a_pod_says_what_would_decide(self):
+        # k0s-1769: the title "nvidia-smi: not found" inside a pod shows the tool missing, not who failed to hand the GPU over
+        found = head(case("heldout23", "k0s-1769-node-smi-pod-not-found"))
+        assert found is not None and found.id == "nvidia-smi-not-found" and "ls /dev/nvidia*" in found.fix
+
     @pytest.mark.parametrize("name", [
         "nvidia-ctk-474-cdi-generate-log",  # nvidia-ctk cdi generate's INFO lines, podman run --device nvidia.com/gpu=all
         "singularity-2020-nv-flag-quadro-m620",  # the toolkit's programs listed, then nvidia-smi working in the container
