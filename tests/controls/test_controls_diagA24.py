@@ -63,10 +63,15 @@ class TestGpuNotHandedOver:
     def test_sibling_host_driver_and_docker_failures_keep_their_own(self, line, verdict):
         assert ids(line + "\n")[0] == verdict
 
-    def test_sibling_the_shells_missing_nvidia_smi_in_a_pod_says_what_would_decide(self):
+    @pytest.mark.parametrize("name,verdict", [
         # k0s-1769: the title "nvidia-smi: not found" inside a pod shows the tool missing, not who failed to hand the GPU over
-        found = head(case("heldout23", "k0s-1769-node-smi-pod-not-found"))
-        assert found is not None and found.id == "nvidia-smi-not-found" and "ls /dev/nvidia*" in found.fix
+        ("k0s-1769-node-smi-pod-not-found", "nvidia-smi-not-found"),
+        # kubeflow-notebooks-68: torch finds no driver in a notebook pod
+        ("kubeflow-notebooks-68-pytorch-cuda-notebook", "cuda-no-driver"),
+    ])
+    def test_sibling_the_gpu_missing_inside_a_pod_says_what_would_decide(self, name, verdict):
+        found = head(case("heldout23", name))
+        assert found is not None and found.id == verdict and "ls /dev/nvidia*" in found.fix and "runtimeClassName: nvidia" in found.fix
 
     @pytest.mark.parametrize("name", [
         "nvidia-ctk-474-cdi-generate-log",  # nvidia-ctk cdi generate's INFO lines, podman run --device nvidia.com/gpu=all

@@ -56,6 +56,11 @@ HANDED_OVER = "gpu-not-handed-over"
 # The findings whose title gives what the line names and whose fix starts with the step it decides (knowledge/story.py)
 DETAIL_SAID = (HANDED_OVER,)
 
+# What decides whether a container or a pod was given a GPU at all, and the three ways to give it one (also the step of the
+# verdicts that only show the GPU missing inside one: nvidia-smi-not-found, cuda-no-driver)
+GIVEN_A_GPU = ("inside a container or a pod, ls /dev/nvidia* there decides whether it was given a GPU at all (none: it was started "
+               "without one: docker run --gpus all, podman run --device nvidia.com/gpu=all, a pod's resources.limits nvidia.com/gpu: 1 "
+               "with runtimeClassName: nvidia)")
 # how to see the GPU inside the container once the link is fixed, per tool
 CHECK = ("docker run --rm --gpus all ubuntu nvidia-smi (podman: --device nvidia.com/gpu=all; a pod: kubectl exec POD -- nvidia-smi; "
          "Slurm: srun --gres=gpu:1 nvidia-smi)")

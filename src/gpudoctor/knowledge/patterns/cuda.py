@@ -4,6 +4,7 @@ import re
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge.patterns.classes24a import GIVEN_A_GPU
 from gpudoctor.knowledge import xid
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
@@ -259,7 +260,7 @@ PATTERNS = [
         ("Found no NVIDIA driver",),
         why="""torch is a CUDA build but the process sees no driver: no NVIDIA GPU, the driver not installed or
         not loaded, or a container started without the GPU runtime (--gpus all).""",
-        fix="nvidia-smi   # on the host; in Docker: docker run --gpus all ...; or run on CPU with backend='gloo'",
+        fix="nvidia-smi   # on the host: the driver loaded and the GPU listed; " + GIVEN_A_GPU + "; or run on CPU with backend='gloo'",
         examples=[
             ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx", "facebookresearch/pytorch3d#1259"),
         ],
