@@ -54,6 +54,8 @@ class TestGpuNotHandedOver:
         ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is "
          "installed and running.", "gpu-driver-unusable"),
         ("Failed to initialize NVML: Driver/library version mismatch", "nvml-driver-mismatch"),
+        # the same mismatch as the toolkit's hook quotes it (NVIDIA/nvidia-container-toolkit#394): the host's driver, not the hand-over
+        ("nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown.", "nvml-driver-mismatch"),
         ("RuntimeError: CUDA error: no CUDA-capable device is detected", "cuda-no-gpus-visible"),
         ('docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].', "docker-gpu-runtime-missing"),
         ("nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such "

@@ -68,9 +68,9 @@ CHECK = ("docker run --rm --gpus all ubuntu nvidia-smi (podman: --device nvidia.
 # What each step of the toolkit's library (libnvidia-container, nvidia-container-cli) does when it fails: (the step, a
 # regex on its message or None for any, who failed, what to do). The first row whose step and message fit decides.
 TOOLKIT_STEPS = (
-    ("requirement", r"unsatisfied condition: (?P<cond>\S+?)(?:,|$)",
-     "the NVIDIA Container Toolkit's check of the image's requirement refused it ({cond}): the image needs a newer driver than the host's",
-     "the image's NVIDIA_REQUIRE_CUDA asks for {cond} and the host driver supports an older CUDA (nvidia-smi on the host shows "
+    ("requirement", r"unsatisfied condition: (?P<cond>[\w.]+ ?[<>=!]+ ?[\w.]+)",
+     "the NVIDIA Container Toolkit's check of the image's requirement refused it ({cond}): the host's driver does not meet it",
+     "the image's NVIDIA_REQUIRE_CUDA asks for {cond} and the host's driver does not give it (nvidia-smi on the host shows its "
      "\"CUDA Version\"): update the host's NVIDIA driver to one for that CUDA, or use an image tag built for the CUDA the driver "
      "has (a cloud host: pick a machine whose driver is new enough)"),
     ("initialization", r"WSL environment detected but no adapters",

@@ -241,13 +241,16 @@ PATTERNS = [
         CAUSE,
         E,
         "the loaded NVIDIA kernel module and the user-space driver library differ",
-        r"Failed to initialize NVML: Driver/library version mismatch",
-        ("Driver/library version mismatch",),
+        # nvidia-smi's words; NVML's as the container toolkit's hook (nvidia-container-cli) and nvidia-docker 1 quote them
+        r"(?:Failed to initialize NVML|nvml error|nvml): [Dd]river/library version mismatch",
+        ("Driver/library version mismatch", "driver/library version mismatch"),
         why="""The driver was upgraded (often by unattended upgrades) but the old kernel module is still loaded:
         nvidia-smi and CUDA fail until the module is reloaded.""",
         fix="reboot the node (or unload and reload the nvidia kernel modules); pin the driver package to stop unattended upgrades",
         examples=[
             ("Failed to initialize NVML: Driver/library version mismatch", "lyulyul/shine-cluster#30"),
+            ("nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown.",
+             "NVIDIA/nvidia-container-toolkit#394 (a reboot fixed it); labdao/plex#18; saharmor/dalle-playground#104 (dmesg: NVRM API mismatch)"),
         ],
     ),
     pattern(
