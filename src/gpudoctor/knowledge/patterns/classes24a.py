@@ -273,7 +273,7 @@ PATTERNS = [
         # Kubernetes: a RuntimeClass no node runtime has (containerd, CRI-O); the kubelet's allocation of the pod's devices; the
         # GPU operator that found no node labelled with an NVIDIA GPU (node-feature-discovery's label)
         r"|no runtime for \\*\"(?P<handler>[\w.\-]+)\\*\" is configured|RuntimeHandler \\*\"(?P<handler2>[\w.\-]+)\\*\" not supported"
-        r"|Allocate failed due to (?P<alloc>.+?)(?:, which is unexpected|$)"
+        r"|Allocate failed due to (?P<alloc>.*?(?:gpu|GPU|nvml|nvidia).*?)(?:, which is unexpected|$)"
         r"|(?P<operator>No GPU node in the cluster, do not create DaemonSets)"
         # Kubernetes' device plug-in (go-nvml's words; the plug-in's summary since v0.15)
         r"|(?P<plugin>Failed to initialize NVML: could not load NVML library\.?$|invalid device discovery strategy)"
@@ -353,6 +353,8 @@ PATTERNS = [
             ("Reason=gres/gpu count reported lower than configured (0 < 8)", "awslabs/awsome-distributed-ai#195 (scontrol show node)"),
         ],
         not_examples=[
+            # the kubelet's allocation of another device plug-in's resource (not a GPU)
+            "Warning  UnexpectedAdmissionError  3s  kubelet  Allocate failed due to requested number of devices unavailable for rdma/hca_shared_devices_a. Requested: 1, Available: 0, which is unexpected",
             "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory",  # driver-library-not-found
             'docker: Error response from daemon: could not select device driver "" with capabilities: [[gpu]].',  # docker-gpu-runtime-missing
             'docker: Error response from daemon: OCI runtime create failed: exec: "nvidia-container-runtime-hook": executable file not found in $PATH: unknown.',  # container-runtime-binary-missing
