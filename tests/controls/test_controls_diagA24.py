@@ -41,6 +41,18 @@ class TestGpuNotHandedOver:
         found = head(line + "\n")
         assert found is not None and found.id == self.verdict and said in found.fix
 
+    @pytest.mark.parametrize("after,said", [
+        # the toolkit's own message on the line after the runtime's report decides the step (AbdBarho/stable-diffusion-webui-docker#117)
+        ("nvidia-container-cli: initialization error: WSL environment detected but no adapters were found: unknown\n", "wsl --update"),
+        ("", "nvidia-container-cli -k -d /dev/tty info"),  # cut after the report: the hook failed, its step unknown
+    ])
+    def test_sibling_the_runtimes_report_of_the_hook_reads_the_line_after(self, after, said):
+        report = ("docker: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create "
+                  "failed: runc create failed: unable to start container process: error during container init: error running hook #0: "
+                  "error running hook: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'\n")
+        found = head(report + after)
+        assert found is not None and found.id == self.verdict and said in found.fix
+
     @pytest.mark.parametrize("name,said", [
         ("gen-virtual-screening-8-test-pod-smi", "runtimeClassName: nvidia"),  # a pod's runc: nvidia-smi not in the container
         ("nvidia-docker-1551-wsl2-2080ti-smi-q", "rebuild it without them"),  # the title's mount error, the body nvidia-smi -q

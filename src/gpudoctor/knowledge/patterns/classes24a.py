@@ -209,6 +209,13 @@ LINKS = (
 
 def handed_over_fields(m: re.Match, context: list[str]) -> dict:
     """Who failed to hand the GPU over (`detail`, for the title) and what to do (`step`), from which link the line names."""
+    if m.group("automode") is not None:
+        # the hook's stderr goes on to the next line: the toolkit's own message there decides the step, when the paste has it
+        told = next((t for t in (m.re.search(c) for c in context[:2]) if t is not None and t.group("automode") is None), None)
+        if told is not None:
+            return handed_over_fields(told, [])
+        return {"automode": m.group("automode"), "detail": "the NVIDIA Container Toolkit's hook failed (its own message, on the "
+                "line after, is not in the log)", "step": TOOLKIT_STEPS[-1][3]}
     out = groups(m, context)
     line = m.string
     for alias, name in (("tool2", "tool"), ("tool3", "tool"), ("handler2", "handler")):
@@ -255,6 +262,9 @@ PATTERNS = [
         "the container runtime, its NVIDIA toolkit or the cluster's GPU plug-in did not hand the GPU over to the job",
         # libnvidia-container's own error: "<program>: <step> error: <message>" (the toolkit's hook, enroot's, Apptainer's --nvccli)
         r"nvidia-container-cli(?:\.real)?: (?P<stage>[a-z]+) error: (?P<message>.*?)(?::? unknown\W*)?$"
+        # the OCI runtime's report that the toolkit's hook failed, its stderr cut after the hook's first line (the
+        # toolkit's message is the next line)
+        r"|error running (?:prestart )?hook #?\d*:? ?(?:error running hook: )?exit status \d+, stdout: ?, stderr: (?P<automode>Auto-detected mode as '\w+')\W*$"
         # a CDI device no spec names (podman, containerd, CRI-O, docker); a tool without CDI reading the name as a path
         r"|unresolvable CDI devices:? (?P<cdi>[\w.\-/]+=[\w.:\-]+)"
         r"|\bstat (?P<cdi_path>[\w.\-]+/[\w.\-]+=[\w.:\-]+): no such file or directory"
@@ -282,7 +292,7 @@ PATTERNS = [
         r"|(?P<gres_req>Invalid generic resource \(gres\) specification|Requested GRES option unsupported by configured SelectType plugin)"
         r"|can't stat gres\.conf file (?P<gres_file>/dev/\S+?): No such file"
         r"|gres/gpu count reported lower than configured \((?P<got>\d+) < (?P<want>\d+)\)",
-        ("nvidia-container-cli", "unresolvable CDI devices", "no such file or directory", "adding custom device", "executable file",
+        ("nvidia-container-cli", "Auto-detected mode as", "unresolvable CDI devices", "no such file or directory", "adding custom device", "executable file",
          "exec format error", "not set in singularity.conf", "not set in apptainer.conf", "could not load NVML library",
          "invalid device discovery strategy", "functionality, but we weren't able to find that lib", "can't stat gres.conf file",
          "count reported lower than configured", "no runtime for", "RuntimeHandler", "Container Runtime Hook directly",
@@ -297,6 +307,8 @@ PATTERNS = [
         CUDA, the code) is at fault, and the host's own nvidia-smi may work all the same.""",
         fix=f"STEP; then check with {CHECK}",
         examples=[
+            ("2025-03-19 18:41:15 UTC: Error response from daemon: failed to create task for container: failed to create shim task: OCI runtime create failed: runc create failed: unable to start container process: error during container init: error running prestart hook #1: exit status 1, stdout: , stderr: Auto-detected mode as 'legacy'",
+             "dizcza/docker-hashcat#21 (the toolkit's requirement error on the next line decides the step)"),
             ("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a newer version, or use an earlier cuda container: unknown",
              "dizcza/docker-hashcat#21 (Vast.ai hosts whose driver was older than the image's CUDA 12.8)"),
             ("docker: Error response from daemon: failed to create shim: OCI runtime create failed: container_linux.go:380: starting container process caused: process_linux.go:545: container init caused: Running hook #0:: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: detection error: nvml error: unknown error: unknown.",
@@ -367,5 +379,6 @@ PATTERNS = [
             "[2022-08-23T15:24:51.390]     GRES[gpu] Type:(null) Count:1 Cores(256):0-63  Links:0,-1,0,0,0,0,0 Flags:HAS_FILE,ENV_NVML File:/dev/nvidia1",
         ],
         fields=handed_over_fields,
+        context_after=2,
     ),
 ]
