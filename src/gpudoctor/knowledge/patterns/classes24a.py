@@ -143,8 +143,9 @@ DEVICE_FILE_STEP = ("the host has no {v}: its driver is not loaded or that devic
                     "nvidia-smi on the host creates /dev/nvidia0..N and /dev/nvidiactl, sudo nvidia-modprobe -u -c=0 /dev/nvidia-uvm); "
                     "or let the NVIDIA runtime hand over what exists: docker run --gpus all instead of --device /dev/nvidia...")
 TOOLS_STEPS = {
-    "podman": ("podman ignores --gpus (kept for docker's command line only): hand the GPU over by CDI, sudo nvidia-ctk cdi generate "
-               "--output=/etc/cdi/nvidia.yaml and podman run --device nvidia.com/gpu=all ...; "),
+    "podman": ("podman hands the GPU over by CDI: older releases ignore --gpus (kept for docker's command line only), newer ones "
+               "turn it into the CDI device, which needs the spec: sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml and "
+               "podman run --device nvidia.com/gpu=all ...; "),
     "pod": ("a pod gets the host's nvidia-smi only when it runs with the NVIDIA runtime and asks for a GPU: resources.limits "
             "nvidia.com/gpu: 1 and runtimeClassName: nvidia (or the node's containerd set to it: sudo nvidia-ctk runtime configure "
             "--runtime=containerd --set-as-default && sudo systemctl restart containerd; minikube: --gpus all); "),
