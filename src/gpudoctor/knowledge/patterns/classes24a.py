@@ -16,7 +16,7 @@ failed at one of its links. One verdict, `gpu-not-handed-over`, keyed on which l
 - the driver's tools not in the container: the OCI runtime found no nvidia-smi to run (runc's `exec: "nvidia-smi":
   executable file not found in $PATH`, crun's "executable file `nvidia-smi` not found in $PATH"), or the one it found is
   no program of this machine's ("exec /usr/bin/nvidia-smi: exec format error"): the NVIDIA runtime, which bind-mounts the
-  host's nvidia-smi, did not act on this container (docker without --gpus, podman's --gpus, a pod without the NVIDIA
+  host's nvidia-smi, did not act on this container (docker without --gpus, an older podman's --gpus, a pod without the NVIDIA
   runtime or without a GPU request);
 - the toolkit's hook in csv (Jetson) or cdi mode refusing docker's --gpus (only --runtime=nvidia hands the GPU over there);
 - Apptainer/Singularity's --nvccli with no nvidia-container-cli path in singularity.conf;
