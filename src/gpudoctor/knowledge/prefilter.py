@@ -101,6 +101,8 @@ TRIGGERS = (
     "unknown flag: --gpus",  # docker before 19.03, its only line (patterns/classes16b.py)
     "exec: --nv",  # Singularity given --nv after the image: its action script's line (patterns/classes16b.py)
     "exec: --rocm",
+    "reported lower than configured",  # Slurm's node reason: fewer GPUs than slurm.conf gives it (patterns/classes24a.py)
+    "no gpu node in the cluster",  # the GPU operator's INFO line: no node has an NVIDIA GPU label (patterns/classes24a.py)
     "cuda.is_available()",  # a program's probe printed: no GPU in this process (patterns/classes17b.py)
     "device_count()",
     "number of gpus: 0",

@@ -40,6 +40,7 @@ from gpudoctor.knowledge.patterns.classes22c import DETAIL_SAID as DETAIL_SAID_2
 from gpudoctor.knowledge.patterns.classes22d import DETAIL_SAID as DETAIL_SAID_22D, PLATFORM_NOTE, no_nccl_here
 from gpudoctor.knowledge.patterns.classes23c import DETAIL_SAID as DETAIL_SAID_23C, REFUSED_VALUE
 from gpudoctor.knowledge.patterns.classes23c import by_frame as frame_class23c
+from gpudoctor.knowledge.patterns.classes24a import DETAIL_SAID as DETAIL_SAID_24A
 from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
@@ -146,7 +147,9 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 # knowledge/patterns/classes22c.py: the variable, the job, the MATLAB function and message the line names
                 *DETAIL_SAID_22C,
                 # knowledge/patterns/classes22d.py: the one-GPU program, the launcher and the Python it points at
-                *DETAIL_SAID_22D)
+                *DETAIL_SAID_22D,
+                # knowledge/patterns/classes24a.py: the link that did not hand the GPU over, and its step
+                *DETAIL_SAID_24A)
 # An empty input that its reader's failure leaves: the exception the log shows (no pattern names it) is the cause, when there
 # is one (TF1's queue closed empty after its reader thread's "Can't parse serialized Example": dxv2k/pixel_link_py3's
 # log_train.txt, heldout19w)
@@ -1395,7 +1398,7 @@ class Diagnosis:
             title = f"{title}: {seen.first.fields['status']}" + (f" ({seen.first.fields['code']})" if seen.first.fields.get("code") else "")
         elif seen.first.fields.get("read_as") == p.id and seen.first.fields.get("step"):
             fix = f"{seen.first.fields['step']}; {fix}"  # a fault read by its code: its row's own step first (a native program's)
-        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C and seen.first.fields.get("detail"):
+        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A and seen.first.fields.get("detail"):
             # the sizes the message gives (knowledge/patterns/classes20a.py); what it names (knowledge/patterns/classes21d.py, classes22c.py, classes22d.py)
             title = f"{title}: {seen.first.fields['detail']}"
         if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):

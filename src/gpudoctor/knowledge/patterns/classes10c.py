@@ -16,6 +16,7 @@ import re
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, pattern
+from gpudoctor.knowledge.patterns.classes24a import GIVEN_A_GPU
 
 E = Severity.ERROR
 
@@ -98,7 +99,7 @@ PATTERNS = [
         fix="""cat /proc/driver/nvidia/version; lsmod | grep nvidia   # the driver itself: loaded or not; if it is loaded,
         install the utilities of the same version (Ubuntu: sudo apt install nvidia-utils-$(modinfo -F version nvidia | cut -d. -f1)),
         or in a container: docker run --gpus all -e NVIDIA_DRIVER_CAPABILITIES=compute,utility ...; if it is not loaded,
-        install the driver and reboot""".replace("\n        ", " "),
+        install the driver and reboot; """.replace("\n        ", " ") + GIVEN_A_GPU,
         examples=[
             ("nvidia-smi not found, NVIDIA GPU Driver not installed correctly.",
              "NVIDIA/data-science-stack#90 (https://github.com/NVIDIA/data-science-stack/issues/90: lsmod shows the driver loaded)"),

@@ -4,6 +4,7 @@ import re
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge.patterns.classes24a import GIVEN_A_GPU
 from gpudoctor.knowledge import xid
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
@@ -240,13 +241,16 @@ PATTERNS = [
         CAUSE,
         E,
         "the loaded NVIDIA kernel module and the user-space driver library differ",
-        r"Failed to initialize NVML: Driver/library version mismatch",
-        ("Driver/library version mismatch",),
+        # nvidia-smi's words; NVML's as the container toolkit's hook (nvidia-container-cli) and nvidia-docker 1 quote them
+        r"(?:Failed to initialize NVML|nvml error|nvml): [Dd]river/library version mismatch",
+        ("Driver/library version mismatch", "driver/library version mismatch"),
         why="""The driver was upgraded (often by unattended upgrades) but the old kernel module is still loaded:
         nvidia-smi and CUDA fail until the module is reloaded.""",
         fix="reboot the node (or unload and reload the nvidia kernel modules); pin the driver package to stop unattended upgrades",
         examples=[
             ("Failed to initialize NVML: Driver/library version mismatch", "lyulyul/shine-cluster#30"),
+            ("nvidia-container-cli: initialization error: nvml error: driver/library version mismatch: unknown.",
+             "NVIDIA/nvidia-container-toolkit#394 (a reboot fixed it); labdao/plex#18; saharmor/dalle-playground#104 (dmesg: NVRM API mismatch)"),
         ],
     ),
     pattern(
@@ -259,7 +263,7 @@ PATTERNS = [
         ("Found no NVIDIA driver",),
         why="""torch is a CUDA build but the process sees no driver: no NVIDIA GPU, the driver not installed or
         not loaded, or a container started without the GPU runtime (--gpus all).""",
-        fix="nvidia-smi   # on the host; in Docker: docker run --gpus all ...; or run on CPU with backend='gloo'",
+        fix="nvidia-smi   # on the host: the driver loaded and the GPU listed; " + GIVEN_A_GPU + "; or run on CPU with backend='gloo'",
         examples=[
             ("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx", "facebookresearch/pytorch3d#1259"),
         ],
