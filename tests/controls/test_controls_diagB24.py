@@ -39,6 +39,13 @@ class TestGpusLeftUnusedCpu:
         assert f.id == "gpus-left-unused" and f.severity is Severity.WARN and "CUDA available: True" in f.title
         assert "what decides it" in f.evidence and 'device="cuda"' in f.fix
 
+    def test_sibling_torch_answers_false_in_a_repl_beside_a_gpu(self):
+        # the shape of a thread's REPL check under its nvidia-smi header
+        text = ("| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |\n"
+                ">>> import torch\n>>> torch.cuda.is_available()\nFalse\n")
+        f = found(text)["gpus-left-unused"]
+        assert f.severity is Severity.INFO and "torch.version.cuda" in f.fix and "device option" in f.evidence["what decides it"]
+
     def test_sibling_a_failure_the_log_names_stays_first(self):
         text = "python train.py --device cuda\n" + SB3_CPU + (
             "RuntimeError: [enforce fail at alloc_cpu.cpp:114] data. DefaultCPUAllocator: not enough memory: "
@@ -75,6 +82,11 @@ class TestGpusLeftUnusedOneProcess:
         # huggingface/accelerate#197: "# only one gpu used when run python script.py", the state of one process
         f = head(case("heldout20", "accelerate-197-python-launch-state"))
         assert f.id == "gpus-left-unused" and "accelerate launch" in f.fix
+
+    def test_sibling_horovod_size_one(self):
+        # horovod/horovod#1378: "'hvd.size()' shows only one" with two GPUs, under "# Horovod only uses Single GPU"
+        f = head(case("heldout21", "horovod-1378-tf115-two-gpus"))
+        assert f.id == "gpus-left-unused" and "one process" in f.title and "horovodrun -np" in f.fix
 
     def test_sibling_an_nccl_failure_stays_first(self):
         text = ("torchrun --nproc_per_node 2 train.py\n" + BASICSR

@@ -124,9 +124,12 @@ SAID_CPU = re.compile(
     re.IGNORECASE,
 )
 # The run's line that says how many processes it is: "world_size: 1", BasicSR's "World size (gpu number): 1", accelerate's
-# "Num processes: 1"; "Not using distributed mode" (the DeiT/MAE family's init_distributed_mode, not launched) is one
+# "Num processes: 1", Lightning's "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/1", Horovod's hvd.size() ("'hvd.size()'
+# shows only one", horovod/horovod#1378); "Not using distributed mode" (the DeiT/MAE family's init_distributed_mode, not
+# launched) is one
 WORLD = re.compile(
-    rb"\bworld[ _]size\b(?: \(gpu number\))?['\"]?\s*(?:is\s+)?[:=]?\s*(\d+)\b(?![.\d])|^\s*Num processes: (\d+)\s*$|\b(Not using distributed mode)\b",
+    rb"\bworld[ _]size\b(?: \(gpu number\))?['\"]?\s*(?:is\s+)?[:=]?\s*(\d+)\b(?![.\d])|^\s*Num processes: (\d+)\s*$|\bMEMBER: \d+/(\d+)\b"
+    rb"|\bhvd\.size\(\)['\"]?\s*(?:shows|returns|returned|gives|gave|is|==|=|:)?\s*(?:only\s+)?(1|one)\b|\b(Not using distributed mode)\b",
     re.IGNORECASE | re.MULTILINE,
 )
 # A launch that asked for N processes: torchrun's, accelerate's, horovodrun's or mpirun's count, deepspeed's --num_gpus, or
@@ -141,7 +144,7 @@ AROUND = 60  # characters of a long line kept on each side of what was found in 
 # The reporter's sentence (SAID) says one GPU: "only uses a single GPU", "only use one GPU"
 ONE = re.compile(r"\b(?:only|single|one|1)\b", re.IGNORECASE)
 BANNER_WORDS = (b"used: False", b"Num GPUs")
-STATE_WORDS = (b"cpu", b"CPU", b"Cpu", b"gpu", b"cuda", b"CUDA", b"orld", b"Num processes", b"distributed mode", b"NVIDIA", b"GPU",
+STATE_WORDS = (b"cpu", b"CPU", b"Cpu", b"gpu", b"cuda", b"CUDA", b"orld", b"Num processes", b"MEMBER", b"hvd.size", b"distributed mode", b"NVIDIA", b"GPU",
                b"Tesla", b"nproc", b"num_processes", b"num-processes", b"-np", b"VISIBLE")
 ASKED_WORDS = (b"gpu", b"devices", b"accelerator", b"nproc", b"ddp")
 SAID_WORDS = (b"GPU", b"gpu", b"Gpu")
@@ -236,8 +239,8 @@ class GpusUnused(HeadLines):
         if self.said_cpu is None and (hit := SAID_CPU.search(block, begin, end)) is not None:
             self.said_cpu = self.around(block, begin, end, hit)
         for m in WORLD.finditer(block, begin, end):
-            count = m.group(1) or m.group(2)
-            self.world = (*where(m), int(count) if count else 1)
+            count = m.group(1) or m.group(2) or m.group(3)
+            self.world = (*self.around(block, begin, end, m), int(count) if count else 1)
         for m in LAUNCHED.finditer(block, begin, end):
             count = next(g for g in m.groups() if g is not None)
             n = count.count(b",") + 1 if b"," in count else int(count)
@@ -286,6 +289,8 @@ class GpusUnused(HeadLines):
             evidence["the reporter says"] = self.said_line()
         if meant is None:
             evidence["what decides it"] = "whether the job was meant to run on the GPUs: its GPU option (gpus, devices, accelerator) or its launch command"
+        elif meant is None:
+            evidence["what decides it"] = "whether the job was meant to run on the GPU: its device option or its launch command"
         elif ended:
             evidence["what decides it"] = "the run ended well: the unused GPUs made it slower, not fail"
         return [GPUS_LEFT_UNUSED(
@@ -317,6 +322,8 @@ class GpusUnused(HeadLines):
         if cpu is self.said_cpu:
             evidence["what decides it"] = ("the job's own line that names its device (SB3's 'Using cuda device', accelerate's 'Device: cuda'), "
                                            "or nvidia-smi while it runs: no process of the job on the GPU = it runs on the CPU")
+        elif meant is None:
+            evidence["what decides it"] = "whether the job was meant to run on the GPU: its device option or its launch command"
         elif ended:
             evidence["what decides it"] = "the run ended well: the unused GPUs made it slower, not fail"
         return [GPUS_LEFT_UNUSED(
@@ -346,9 +353,9 @@ class GpusUnused(HeadLines):
         if ended:
             evidence["what decides it"] = "the run ended well: the unused GPUs made it slower, not fail"
         launcher = launched is not None and re.search(r"--nproc|--num[_-]processes|horovodrun|mpirun|mpiexec|deepspeed", launched[1]) is not None
-        accelerate = "Num processes" in text
+        runner = "accelerate" if "Num processes" in text else "horovod" if "hvd." in text else ""
         return [GPUS_LEFT_UNUSED(
-            case="one-process", fix_case="one-process-launched" if launcher else "one-process-accelerate" if accelerate else "one-process",
+            case="one-process", fix_case="one-process-launched" if launcher else f"one-process-{runner}" if runner else "one-process",
             severity=Severity.INFO if ended else Severity.WARN, evidence=evidence, line=line, banner=text,
             asked=(f"line {launched[0]} asked for {n}" if launched is not None else f"the reporter says the job uses one GPU only (line {said[0]})" if said is not None else ""),
             n=n or "<GPUs>",

@@ -534,7 +534,7 @@ accelerate's `Device: cpu`; the latest such line counts), a torch version that i
 `device=0`, `CUDA_VISIBLE_DEVICES=0`): case `cpu-build` (the torch shown is a CPU build), `cpu-device` (torch says it sees
 the GPU), `cpu` (the log does not say which), `cpu-fallback` (the framework's own line that it fell back to the CPU:
 JAX's `No GPU/TPU found, falling back to CPU`; TensorFlow's is `tensorflow-gpu-libraries-not-loaded`); the run's line that it is one process (`world_size: 1`, `World size (gpu
-number): 1`, `Num processes: 1`, `Not using distributed mode`) beside a launch that asked for several
+number): 1`, `Num processes: 1`, Lightning's `MEMBER: 1/1`, Horovod's `hvd.size()` of 1, `Not using distributed mode`) beside a launch that asked for several
 (`--nproc_per_node 4`, `CUDA_VISIBLE_DEVICES=0,1,2,3 python train.py`) or the reporter's sentence that it uses one GPU
 only (case `one-process`). Nothing fails because of it: the run is slow, runs out of host memory, or a DDP strategy set up
 for GPUs wraps a CPU model, so the log of such a run often holds no error line at all. It is a warning when the log also
@@ -572,6 +572,7 @@ single-GPU run on a machine of eight). It is never an error and never stands bef
         "cpu-fallback": "pip install -U \"jax[cuda12]\"   # JAX: the CUDA build of jaxlib with its CUDA libraries (check: python -c \"import jax; print(jax.devices())\"); another framework: its CUDA build, and the CUDA libraries its lines above name",
         "one-process": "torchrun --nproc_per_node {n} train.py   # one process per GPU (the script's own launch command where it documents one); the run then says world size {n}",
         "one-process-accelerate": "accelerate launch --num_processes {n} script.py   # python script.py starts one process; accelerate launch starts one per GPU (or accelerate config once)",
+        "one-process-horovod": "horovodrun -np {n} -H localhost:{n} python train.py   # python train.py starts one process: hvd.size() is 1 and only GPU 0 works; horovodrun starts one per GPU (pin each: config.gpu_options.visible_device_list = str(hvd.local_rank()))",
         "one-process-launched": "torchrun --nproc_per_node {n} train.py --launcher pytorch   # the script's own switch to read the launcher's world size (BasicSR's --launcher pytorch; in your own script: dist.init_process_group() from the environment torchrun sets)",
     },
 )
