@@ -116,3 +116,20 @@ class TestGpusLeftUnusedCpuFallback:
     def test_control_jax_on_a_machine_without_gpu(self):
         # dev7w's appended JAX runs on a CPU machine: the fallback alone is no finding
         assert "gpus-left-unused" not in found(case("dev7w", "Alooi-FSSBGM-stdout"))
+
+
+class TestGpusLeftUnusedCpuLayers:
+    verdict = "gpus-left-unused"
+    # llama.cpp's start-up (ggml-org/llama.cpp's server and CLI, 2024 builds)
+    CUDA = "ggml_cuda_init: found 1 CUDA devices:\n  Device 0: NVIDIA GeForce RTX 3060, compute capability 8.6, VMM: yes\n"
+    LOADED = "llm_load_tensors: ggml ctx size =    0.14 MiB\nllm_load_tensors: offloaded {n}/33 layers to GPU\n"
+
+    def test_sibling_no_layer_on_the_gpu_that_was_asked_for(self):
+        f = found("./llama-server -m mistral-7b.Q4_K_M.gguf -ngl 33\n" + self.CUDA + self.LOADED.format(n=0))["gpus-left-unused"]
+        assert f.severity is Severity.WARN and "none of the model's layers" in f.title and "-ngl 99" in f.fix
+
+    def test_control_every_layer_on_the_gpu(self):
+        assert "gpus-left-unused" not in found("./llama-server -m m.gguf -ngl 33\n" + self.CUDA + self.LOADED.format(n=33))
+
+    def test_control_a_cpu_build_on_a_cpu_machine(self):
+        assert "gpus-left-unused" not in found("./llama-cli -m m.gguf\n" + self.LOADED.format(n=0))

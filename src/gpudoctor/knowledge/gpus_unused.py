@@ -34,7 +34,9 @@ of its device or its process count, compared with what the log shows of the GPUs
   `CUDA_VISIBLE_DEVICES=0`), the job ran on the CPU with GPUs there: case `cpu-build` where the torch shown is a CPU build
   (the fix is the pip command of a CUDA wheel), `cpu-device` where torch says it sees the GPU (the device never reached
   the model: the fix is the library's device option), `cpu-fallback` where the framework says it fell back (the fix is
-  its CUDA build), `cpu` where the log does not tell which (the fix is the one line that tells). Where the CPU is only the reporter's sentence, the finding says what would decide it.
+  its CUDA build), `cpu-layers` where llama.cpp says it put none of the model's layers on the GPU (`offloaded 0/33 layers
+  to GPU`; the fix is -ngl with a build that has the GPU backend), `cpu` where the log does not tell which (the fix is
+  the one line that tells). Where the CPU is only the reporter's sentence, the finding says what would decide it.
 - The process count: the run's line that says it runs as one process (`world_size: 1`, BasicSR's `World size (gpu
   number): 1`, accelerate's `Num processes: 1`, `Not using distributed mode`) beside a launch that asked for more
   (`--nproc_per_node 4`, `--num_processes 2`, `-np 2`, `CUDA_VISIBLE_DEVICES=0,1,2,3 python train.py`), or beside the
@@ -73,7 +75,8 @@ SAID = re.compile(
     rb"|\bGPUs?\s+(?:is\s+|are\s+|was\s+|were\s+)?(?:not|never)\s+(?:being\s+)?(?:used|utili[sz]ed)\b"
     rb"|\bGPU[- ](?:usage|util\w*)\s+(?:is\s+|was\s+|stays\s+|at\s+)?0\b"
     rb"|\bonly\s+(?:uses?|using|used|utili[sz]\w*)\s+(?:a\s+|one\s+|1\s+|the\s+first\s+)?(?:single\s+)?GPU\b"
-    rb"|\b(?:unable to|can ?not|can't|cannot) use (?:the |my )?GPU",
+    rb"|\b(?:unable to|can ?not|can't|cannot) use (?:the |my )?GPU"
+    rb"|\bCPU\b[^.\n]{0,20}?\binstead of\s+(?:the\s+|my\s+|a\s+)?GPUs?\b",  # "# Training uses CPU instead of GPU"
     re.IGNORECASE,
 )
 # The job chose the CPU
@@ -83,10 +86,12 @@ CPU = re.compile(
 )
 # The run's own line that names the device it uses, as the whole line after a log prefix (a time, a level, a logger's name):
 # SB3's "Using cpu device" / "Using cuda device", "2026-02-14 09:55:19,852 - INFO - Using device: cpu", accelerate's state
-# "Device: cuda", "Running on CPU". Never a quoted key ('"device": "cpu"' of an offload section) nor a sentence around it.
+# "Device: cuda", "Running on CPU", the HF examples' "Process rank: 0, device: cuda:0, n_gpu: 1". Never a quoted key ('"device": "cpu"' of an offload section) nor a sentence around it.
 STATE = re.compile(
     rb"^(?:[^\n\"'=]{0,80}?(?: - |\] |: | \| ))?(?:Using (?P<a>cpu|cuda|gpu|mps)(?::\d+)? device|(?:Using |Selected )?device(?: used)?\s*[:=]\s*(?P<b>cpu|cuda|gpu|mps)(?::\d+)?"
-    rb"|(?:Running|Training|Train|Run) on (?:the )?(?P<c>cpu|gpu|cuda)(?: only)?)\W{0,3}$",
+    rb"|(?:Running|Training|Train|Run) on (?:the )?(?P<c>cpu|gpu|cuda)(?: only)?)\W{0,3}$"
+    # the HF examples' line, mid-line: "Process rank: -1, device: cpu, n_gpu: 0, distributed training: False"
+    rb"|\bProcess rank: -?\d+, device: (?P<d>cpu|cuda|mps)\b",
     re.IGNORECASE | re.MULTILINE,
 )
 # A framework's own line that it looked for the GPU and fell back to the CPU, as a log line (after a log prefix, or the whole
@@ -97,6 +102,9 @@ FALLBACK = re.compile(
     rb"|no GPU (?:detected|found|available), (?:will be using|using|falling back to|fall back to) (?:the )?CPU)\b",
     re.IGNORECASE | re.MULTILINE,
 )
+# llama.cpp's count of the model's layers it put on the GPU (llama.cpp, and Ollama, LM Studio, koboldcpp on it):
+# "llm_load_tensors: offloaded 0/33 layers to GPU", Ollama's server log "layers.offload=0"; none is a model on the CPU
+LAYERS = re.compile(rb"\boffloaded (\d+)/\d+ layers to GPU\b|\blayers\.offload=(\d+)\b")
 # A torch (torchvision, torchaudio) version that is a CPU-only build: "pytorch 1.13.1+cpu", "(you have 2.0.1+cpu)"
 CPU_BUILD = re.compile(rb"\b\d+\.\d+(?:\.\d+)?\+cpu\b")
 # The framework's answer whether it sees a GPU, on its line or the next (a REPL's output, a notebook's Out[n]): torch's
@@ -110,17 +118,20 @@ CUDA_ANSWER = re.compile(
 # The log shows a GPU: nvidia-smi's header, a CUDA version, a GPU's name, a count of GPUs, a GPU machine
 SHOWN = re.compile(
     rb"\bNVIDIA-SMI \d|\bCUDA Version:? \d|\b(?:Tesla|GeForce|Quadro|TITAN|RTX|GTX)\b|\b(?:[AHV]100|H200|A[1-6]000|A10G?|A40|L40S?|L4|T4|P100|K80)\b"
-    rb"|\b\d+\s*(?:x\s*)?GPUs\b|\bGPU (?:server|machine|node|box|cards?)\b|\bFound device \d+ with properties",
+    rb"|\b\d+\s*(?:x\s*)?GPUs\b|\bGPU (?:server|machine|node|box|cards?)\b|\bFound device \d+ with properties"
+    rb"|\b(?:Radeon|gfx\d{3,4}|Instinct MI\d+)\b|\bfound [1-9]\d* (?:CUDA|ROCm) devices\b",
     re.IGNORECASE,
 )
 # The job asked for a CUDA device: device="cuda:0", "device": 'cuda', device=0, --device 0, .cuda(), CUDA_VISIBLE_DEVICES=0
 CUDA_ASKED = re.compile(
     rb"\bdevice['\"]?\s*[=:]\s*['\"]?(?:cuda|\d)|--device[= ]+['\"]?(?:cuda|\d)|\.cuda\(\)|\.to\(['\"]cuda|\bCUDA_VISIBLE_DEVICES=['\"]?\d"
+    rb"|(?:\s-ngl|--n-gpu-layers|--gpu-layers|\bn_gpu_layers\s*=)\s*[1-9]"  # llama.cpp's layers on the GPU
 )
 # The reporter's sentence that the job still runs on the CPU: "it still tells me it is using cpu device", "it looks like
-# it's still running on the CPU"
+# it's still running on the CPU", "it only uses the CPU" (not "configured to only use the CPU": a setup that chose it)
 SAID_CPU = re.compile(
-    rb"\b(?:still|always|keeps?)\b[^.\n]{0,30}?\b(?:using|uses|use|running on|runs on|run on|training on|trains on|trained on)\s+(?:the\s+)?cpu\b",
+    rb"\b(?:still|always|keeps?)\b[^.\n]{0,30}?\b(?:using|uses|use|running on|runs on|run on|training on|trains on|trained on)\s+(?:the\s+)?cpu\b"
+    rb"|(?<!\bto )\bonly\s+(?:uses?|using|runs? on|running on)\s+(?:the\s+)?cpu\b",
     re.IGNORECASE,
 )
 # The run's line that says how many processes it is: "world_size: 1", BasicSR's "World size (gpu number): 1", accelerate's
@@ -144,7 +155,7 @@ AROUND = 60  # characters of a long line kept on each side of what was found in 
 # The reporter's sentence (SAID) says one GPU: "only uses a single GPU", "only use one GPU"
 ONE = re.compile(r"\b(?:only|single|one|1)\b", re.IGNORECASE)
 BANNER_WORDS = (b"used: False", b"Num GPUs")
-STATE_WORDS = (b"cpu", b"CPU", b"Cpu", b"gpu", b"cuda", b"CUDA", b"orld", b"Num processes", b"MEMBER", b"hvd.size", b"distributed mode", b"NVIDIA", b"GPU",
+STATE_WORDS = (b"cpu", b"CPU", b"Cpu", b"gpu", b"cuda", b"offload", b"gfx", b"Radeon", b"ngl", b"gpu-layers", b"gpu_layers", b"CUDA", b"orld", b"Num processes", b"MEMBER", b"hvd.size", b"distributed mode", b"NVIDIA", b"GPU",
                b"Tesla", b"nproc", b"num_processes", b"num-processes", b"-np", b"VISIBLE")
 ASKED_WORDS = (b"gpu", b"devices", b"accelerator", b"nproc", b"ddp")
 SAID_WORDS = (b"GPU", b"gpu", b"Gpu")
@@ -221,9 +232,10 @@ class GpusUnused(HeadLines):
         def where(m: re.Match[bytes]) -> tuple[int, str]:
             return self.line_at(block, begin, end, m.start())
 
-        states = [(m.start(), "gpu" if (said := (m.group("a") or m.group("b") or m.group("c")).lower()) in (b"cuda", b"gpu") else said.decode("ascii"))
+        states = [(m.start(), "gpu" if (said := (m.group("a") or m.group("b") or m.group("c") or m.group("d")).lower()) in (b"cuda", b"gpu") else said.decode("ascii"))
                   for m in STATE.finditer(block, begin, end)]
         states += [(m.start(), "fallback") for m in FALLBACK.finditer(block, begin, end)]
+        states += [(m.start(), "layers" if int(m.group(1) or m.group(2)) == 0 else "gpu") for m in LAYERS.finditer(block, begin, end)]
         if states:
             at, state = max(states)
             self.device = (*self.line_at(block, begin, end, at), state)
@@ -303,7 +315,7 @@ class GpusUnused(HeadLines):
     def on_cpu(self, ended: bool) -> list[Finding]:
         """The run is on the CPU (its latest device line, a CPU build of torch, torch's answer False, or the reporter's
         sentence) while the log shows a GPU or a job that asked for one; [] otherwise."""
-        if self.device is not None and self.device[2] not in ("cpu", "fallback"):
+        if self.device is not None and self.device[2] not in ("cpu", "fallback", "layers"):
             return []  # the run's latest device line names a GPU (or Apple's): it is not on the CPU
         cpu = (self.device[:2] if self.device is not None else self.build[:2] if self.build is not None
                else self.answer[:2] if self.answer is not None and not self.answer[2] else self.said_cpu)
@@ -312,8 +324,9 @@ class GpusUnused(HeadLines):
         if cpu is None or gpu is None:
             return []
         meant = self.cuda_asked or self.asked or self.said or self.said_cpu
-        fallback = self.device is not None and self.device[2] == "fallback"
-        case = "cpu-build" if self.build is not None else "cpu-fallback" if fallback else "cpu-device" if sees else "cpu"
+        state = self.device[2] if self.device is not None else ""
+        case = ("cpu-layers" if state == "layers" else "cpu-build" if self.build is not None else "cpu-fallback" if state == "fallback"
+                else "cpu-device" if sees else "cpu")
         evidence: dict[str, Any] = {"on the CPU": f"line {cpu[0]}: {cpu[1]}", "GPU": f"line {gpu[0]}: {gpu[1]}"}
         if self.build is not None and self.build[:2] != cpu:
             evidence["torch"] = f"line {self.build[0]}: {self.build[1]}"
