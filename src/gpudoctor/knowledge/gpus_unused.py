@@ -49,6 +49,7 @@ of its device or its process count, compared with what the log shows of the GPUs
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from typing import Any, Optional
 
 from gpudoctor.catalog.findings.diagnose import GPUS_LEFT_UNUSED, LOG_SAID_GPU_UNUSED
@@ -117,14 +118,13 @@ CUDA_ANSWER = re.compile(
 )
 # The log shows a GPU: nvidia-smi's header, a CUDA version, a GPU's name, a count of GPUs, a GPU machine
 SHOWN = re.compile(
-    rb"\bNVIDIA-SMI \d|\bCUDA Version:? \d|\b(?:Tesla|GeForce|Quadro|TITAN|RTX|GTX)\b|\b(?:[AHV]100|H200|A[1-6]000|A10G?|A40|L40S?|L4|T4|P100|K80)\b"
-    rb"|\b\d+\s*(?:x\s*)?GPUs\b|\bGPU (?:server|machine|node|box|cards?)\b|\bFound device \d+ with properties"
-    rb"|\b(?:Radeon|gfx\d{3,4}|Instinct MI\d+)\b|\bfound [1-9]\d* (?:CUDA|ROCm) devices\b",
-    re.IGNORECASE,
+    rb"\bNVIDIA-SMI \d|\bCUDA [Vv]ersion:? \d|\b(?:Tesla|GeForce|Quadro|TITAN|Titan|RTX|GTX)\b|\b(?:[AHVP]100|H200|A[1-6]000|A10G?|A40|L40S?|L4|T4|K80)\b"
+    rb"|\b\d+\s*(?:x\s*)?(?:GPUs|gpus)\b|\b(?:GPU|gpu) (?:server|machine|node|box|cards?)\b|\bFound device \d+ with properties"
+    rb"|\b(?:Radeon|gfx\d{3,4}|Instinct MI\d+)\b|\bfound [1-9]\d* (?:CUDA|ROCm) devices\b"
 )
 # The job asked for a CUDA device: device="cuda:0", "device": 'cuda', device=0, --device 0, .cuda(), CUDA_VISIBLE_DEVICES=0
 CUDA_ASKED = re.compile(
-    rb"\bdevice['\"]?\s*[=:]\s*['\"]?(?:cuda|\d)|--device[= ]+['\"]?(?:cuda|\d)|\.cuda\(\)|\.to\(['\"]cuda|\bCUDA_VISIBLE_DEVICES=['\"]?\d"
+    rb"(?<![\w-])device['\"]?\s*[=:]\s*['\"]?(?:cuda|\d)|--device[= ]+['\"]?(?:cuda|\d)|\.cuda\(\)|\.to\(['\"]cuda|(?<!\w)CUDA_VISIBLE_DEVICES=['\"]?\d"
     rb"|(?:\s-ngl|--n-gpu-layers|--gpu-layers|\bn_gpu_layers\s*=)\s*[1-9]"  # llama.cpp's layers on the GPU
 )
 # The reporter's sentence that the job still runs on the CPU: "it still tells me it is using cpu device", "it looks like
@@ -155,8 +155,23 @@ AROUND = 60  # characters of a long line kept on each side of what was found in 
 # The reporter's sentence (SAID) says one GPU: "only uses a single GPU", "only use one GPU"
 ONE = re.compile(r"\b(?:only|single|one|1)\b", re.IGNORECASE)
 BANNER_WORDS = (b"used: False", b"Num GPUs")
-STATE_WORDS = (b"cpu", b"CPU", b"Cpu", b"gpu", b"cuda", b"offload", b"gfx", b"Radeon", b"ngl", b"gpu-layers", b"gpu_layers", b"CUDA", b"orld", b"Num processes", b"MEMBER", b"hvd.size", b"distributed mode", b"NVIDIA", b"GPU",
-               b"Tesla", b"nproc", b"num_processes", b"num-processes", b"-np", b"VISIBLE")
+# The words a block holds where each shape may be in it: a shape is searched only in a block that holds one of its own, as
+# the head of a GPU job's log says "GPU" and "cuda" on nearly every line
+GATES: tuple[tuple[re.Pattern[bytes], tuple[bytes, ...]], ...] = (
+    (STATE, (b"evice", b"on CPU", b"on cpu", b"on the CPU", b"on GPU", b"on gpu", b"on the GPU", b"on CUDA", b"on cuda")),
+    (FALLBACK, (b"back to CPU", b"back to cpu", b"using CPU", b"using cpu")),
+    (LAYERS, (b"layers to GPU", b"layers.offload")),
+    (CPU_BUILD, (b"+cpu",)),
+    (CUDA_ANSWER, (b"vailable", b"VAILABLE")),
+    (SHOWN, (b"NVIDIA-SMI", b"ersion", b"Tesla", b"GeForce", b"Quadro", b"TITAN", b"Titan", b"RTX", b"GTX", b"A100", b"H100", b"V100", b"P100", b"H200",
+             b"A2000", b"A4000", b"A5000", b"A6000", b"A10", b"A40", b"L40", b"L4", b"T4", b"K80", b"GPUs", b"gpus", b"GPU ", b"gpu ",
+             b"Found device", b"Radeon", b"gfx", b"Instinct", b"devices")),
+    (CUDA_ASKED, (b"device", b".cuda()", b".to(", b"CUDA_VISIBLE_DEVICES", b"ngl", b"gpu-layers", b"gpu_layers")),
+    (SAID_CPU, (b"still", b"always", b"keep", b"only")),
+    (WORLD, (b"orld", b"ORLD", b"Num processes", b"MEMBER", b"hvd.size", b"distributed mode")),
+    (LAUNCHED, (b"nproc", b"num_processes", b"num-processes", b"horovodrun", b"mpirun", b"mpiexec", b"num_gpus", b"num-gpus", b"CUDA_VISIBLE_DEVICES=")),
+)
+STATE_HEAD = 1 << 18  # the bytes of the input its state lines are read in
 ASKED_WORDS = (b"gpu", b"devices", b"accelerator", b"nproc", b"ddp")
 SAID_WORDS = (b"GPU", b"gpu", b"Gpu")
 CPU_WORDS = (b"cpu", b"cuda")
@@ -166,7 +181,7 @@ class GpusUnused(HeadLines):
     """What the input's start-up lines say of the GPUs found and used, fed block by block (`feed`, `tee`): a framework
     says what it uses as it starts (HeadLines.HEAD, the first MiB; a thread's paste is shorter)."""
 
-    NEEDLES = BANNER_WORDS + ASKED_WORDS + SAID_WORDS + CPU_WORDS + STATE_WORDS
+    NEEDLES = BANNER_WORDS + ASKED_WORDS + SAID_WORDS + CPU_WORDS
 
     def __init__(self) -> None:
         super().__init__()
@@ -223,37 +238,48 @@ class GpusUnused(HeadLines):
             self.said = where(m)
         if self.cpu is None and not words.isdisjoint(CPU_WORDS) and (m := first(CPU)) is not None:
             self.cpu = where(m)
-        if not words.isdisjoint(STATE_WORDS):
-            self.read_state(block, begin, end)
+        # (the state lines are the run's start-up: only its first STATE_HEAD bytes, as a paste of a thread is shorter and a
+        # log of one long line, a progress bar redrawn with carriage returns, costs every shape the whole of HEAD)
+        before = self.seen - (end - begin)  # the bytes of the head read before this block
+        stop = end if before + end - begin <= STATE_HEAD else block.rfind(b"\n", begin, begin + max(STATE_HEAD - before, 0)) + 1 or begin
+        if stop > begin:  # (its words looked for in those bytes alone: a needle of HEAD's costs its search of the whole head)
+            shapes = {shape for shape, gate in GATES if any(block.find(word, begin, stop) != -1 for word in gate)}
+            if shapes:
+                self.read_state(block, begin, stop, shapes)
 
-    def read_state(self, block: bytes, begin: int, end: int) -> None:
+    def read_state(self, block: bytes, begin: int, end: int, shapes: set[re.Pattern[bytes]]) -> None:
         """The run's state lines of the block (its device, its process count, torch's build and answer) and what the log
-        shows of the GPUs and the launch: the latest state line of each counts, the first line that shows or asks."""
+        shows of the GPUs and the launch: the latest state line of each counts, the first line that shows or asks.
+        `shapes`: those the block may hold (GATES)."""
         def where(m: re.Match[bytes]) -> tuple[int, str]:
             return self.line_at(block, begin, end, m.start())
 
+        def each(shape: re.Pattern[bytes]) -> Iterator[re.Match[bytes]]:
+            return shape.finditer(block, begin, end) if shape in shapes else iter(())
+
+        def first(shape: re.Pattern[bytes]) -> Optional[tuple[int, str]]:
+            hit = shape.search(block, begin, end) if shape in shapes else None
+            return self.around(block, begin, end, hit) if hit is not None else None
+
         states = [(m.start(), "gpu" if (said := (m.group("a") or m.group("b") or m.group("c") or m.group("d")).lower()) in (b"cuda", b"gpu") else said.decode("ascii"))
-                  for m in STATE.finditer(block, begin, end)]
-        states += [(m.start(), "fallback") for m in FALLBACK.finditer(block, begin, end)]
-        states += [(m.start(), "layers" if int(m.group(1) or m.group(2)) == 0 else "gpu") for m in LAYERS.finditer(block, begin, end)]
+                  for m in each(STATE)]
+        states += [(m.start(), "fallback") for m in each(FALLBACK)]
+        states += [(m.start(), "layers" if int(m.group(1) or m.group(2)) == 0 else "gpu") for m in each(LAYERS)]
         if states:
             at, state = max(states)
             self.device = (*self.line_at(block, begin, end, at), state)
-        for m in CPU_BUILD.finditer(block, begin, end):
+        for m in each(CPU_BUILD):
             if self.build is None:
                 self.build = (*where(m), m.group(0).decode("ascii"))
-        for m in CUDA_ANSWER.finditer(block, begin, end):
+        for m in each(CUDA_ANSWER):
             self.answer = (*where(m), m.group(1).lower() == b"true" if m.group(1) else m.group(2) != b"0")
-        if self.shown is None and (hit := SHOWN.search(block, begin, end)) is not None:
-            self.shown = self.around(block, begin, end, hit)
-        if self.cuda_asked is None and (hit := CUDA_ASKED.search(block, begin, end)) is not None:
-            self.cuda_asked = self.around(block, begin, end, hit)
-        if self.said_cpu is None and (hit := SAID_CPU.search(block, begin, end)) is not None:
-            self.said_cpu = self.around(block, begin, end, hit)
-        for m in WORLD.finditer(block, begin, end):
+        self.shown = self.shown or first(SHOWN)
+        self.cuda_asked = self.cuda_asked or first(CUDA_ASKED)
+        self.said_cpu = self.said_cpu or first(SAID_CPU)
+        for m in each(WORLD):
             count = m.group(1) or m.group(2) or m.group(3)
             self.world = (*self.around(block, begin, end, m), int(count) if count else 1)
-        for m in LAUNCHED.finditer(block, begin, end):
+        for m in each(LAUNCHED):
             count = next(g for g in m.groups() if g is not None)
             n = count.count(b",") + 1 if b"," in count else int(count)
             self.launched = (*where(m), n)
