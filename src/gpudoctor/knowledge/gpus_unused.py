@@ -288,9 +288,14 @@ class GpusUnused(HeadLines):
         """The line number of a match and its words with up to AROUND characters of the line on each side (a sentence of a
         long paragraph, not the paragraph)."""
         number, _ = self.line_at(block, begin, end, m.start())
-        start = max(block.rfind(b"\n", begin, m.start()) + 1 or begin, m.start() - AROUND)
-        stop = block.find(b"\n", m.end(), end)
-        stop = min(end if stop == -1 else stop, m.end() + AROUND)
+        line_start = block.rfind(b"\n", begin, m.start()) + 1 or begin
+        line_end = block.find(b"\n", m.end(), end)
+        line_end = end if line_end == -1 else line_end
+        start, stop = max(line_start, m.start() - AROUND), min(line_end, m.end() + AROUND)
+        if start > line_start:  # (whole words: from the first space after the cut, to the last before it)
+            start = block.find(b" ", start, m.start()) + 1 or start
+        if stop < line_end and (cut := block.rfind(b" ", m.end(), stop)) != -1:
+            stop = cut
         text = " ".join(block[start:stop].decode("utf-8", "replace").split())
         return number, text
 
