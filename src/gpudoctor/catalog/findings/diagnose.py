@@ -590,7 +590,7 @@ LOG_SAID_GPU_UNUSED = FindingKind(
     area=AREA,
     emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a paste (a thread's title)",
     summary="""A pasted thread's title says the job runs without the GPU it should ("# GPU usage is 0", "# Unable to use GPU", "#
-Running successfully but not on my GPU", "# Horovod only uses Single GPU"), and the log beside it shows no failure, no
+Running successfully but not on my GPU", "# Horovod only uses Single GPU", "# Training uses CPU instead of GPU"), and the log beside it shows no failure, no
 end, and no line that says where the job runs (a framework's `GPU available: True, used: False` is `gpus-left-unused`;
 an idle GPU in a pasted nvidia-smi table is `gpu-not-used`). The title is the reporter's words, so it is a warning that
 says what decides it. A title that asks ("is it normal?") is not a statement of it, and an error the log shows stays
