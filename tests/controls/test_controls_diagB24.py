@@ -78,6 +78,11 @@ class TestGpusLeftUnusedOneProcess:
         assert f.id == "gpus-left-unused" and f.severity is Severity.WARN and "one process" in f.title
         assert "--nproc_per_node 4" in f.fix
 
+    def test_sibling_a_launcher_started_several_and_each_says_one(self):
+        # the DeiT/MAE family's init_distributed_mode under a launcher whose environment the script does not read
+        f = head("torchrun --nproc_per_node 4 main.py --model deit_small_patch16_224\nNot using distributed mode\n")
+        assert f.id == "gpus-left-unused" and "runs alone" in f.title and "WORLD_SIZE" in f.fix
+
     def test_sibling_accelerate_run_with_python(self):
         # huggingface/accelerate#197: "# only one gpu used when run python script.py", the state of one process
         f = head(case("heldout20", "accelerate-197-python-launch-state"))

@@ -40,9 +40,9 @@ of its device or its process count, compared with what the log shows of the GPUs
 - The process count: the run's line that says it runs as one process (`world_size: 1`, BasicSR's `World size (gpu
   number): 1`, accelerate's `Num processes: 1`, `Not using distributed mode`) beside a launch that asked for more
   (`--nproc_per_node 4`, `--num_processes 2`, `-np 2`, `CUDA_VISIBLE_DEVICES=0,1,2,3 python train.py`), or beside the
-  reporter's sentence that the job uses one GPU only (huggingface/accelerate#197): case `one-process`; the fix is the
-  launcher with one process per GPU, or, where a launcher asked for more and the run still says one, the script's own
-  switch to read the launcher's world size. A world size of 1 with nothing that asked for more is a single-GPU run, not
+  reporter's sentence that the job uses one GPU only (huggingface/accelerate#197): case `one-process`, the fix the
+  launcher with one process per GPU; where a launcher did start several and the run still says one, case
+  `one-process-launched` (each process trains alone), the fix the script's own switch to read the launcher's world size. A world size of 1 with nothing that asked for more is a single-GPU run, not
   a finding; nor is a machine's GPU count alone (an nvidia-smi table of eight GPUs beside a job meant for one).
 """
 
@@ -399,7 +399,8 @@ class GpusUnused(HeadLines):
         launcher = launched is not None and re.search(r"--nproc|--num[_-]processes|horovodrun|mpirun|mpiexec|deepspeed", launched[1]) is not None
         runner = "accelerate" if "Num processes" in text else "horovod" if "hvd." in text else ""
         return [GPUS_LEFT_UNUSED(
-            case="one-process", fix_case="one-process-launched" if launcher else f"one-process-{runner}" if runner else "one-process",
+            case="one-process-launched" if launcher else "one-process",
+            fix_case=None if launcher else f"one-process-{runner}" if runner else None,
             severity=Severity.INFO if ended else Severity.WARN, evidence=evidence, line=line, banner=text,
             asked=(f"line {launched[0]} asked for {n}" if launched is not None else f"the reporter says the job uses one GPU only (line {said[0]})" if said is not None else ""),
             n=n or "<GPUs>",

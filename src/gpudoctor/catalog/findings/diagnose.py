@@ -537,7 +537,7 @@ JAX's `No GPU/TPU found, falling back to CPU`; TensorFlow's is `tensorflow-gpu-l
 (llama.cpp's `offloaded 0/33 layers to GPU`, Ollama's `layers.offload=0`); the run's line that it is one process (`world_size: 1`, `World size (gpu
 number): 1`, `Num processes: 1`, Lightning's `MEMBER: 1/1`, Horovod's `hvd.size()` of 1, `Not using distributed mode`) beside a launch that asked for several
 (`--nproc_per_node 4`, `CUDA_VISIBLE_DEVICES=0,1,2,3 python train.py`) or the reporter's sentence that it uses one GPU
-only (case `one-process`). Nothing fails because of it: the run is slow, runs out of host memory, or a DDP strategy set up
+only (case `one-process`; `one-process-launched` where a launcher did start several and the script still says one). Nothing fails because of it: the run is slow, runs out of host memory, or a DDP strategy set up
 for GPUs wraps a CPU model, so the log of such a run often holds no error line at all. It is a warning when the log also
 shows that the job meant to use the GPUs: a GPU option (`--gpus`, `gpus=`, `--devices`, `accelerator="gpu"`,
 `--num_gpus`, `device="cuda"`), a DDP strategy, a launch of one process per GPU, or the reporter's sentence that the GPU
@@ -555,6 +555,7 @@ single-GPU run on a machine of eight). It is never an error and never stands bef
         "cpu-layers": "llama.cpp put none of the model's layers on the GPU (line {line}: {banner}) while line {gpu_line} shows a GPU ({gpu}){meant}",
         "cpu-fallback": "the framework fell back to the CPU (line {line}: {banner}) while line {gpu_line} shows a GPU ({gpu}){meant}",
         "one-process": "the job runs as one process (line {line}: {banner}) where {asked}: the other GPUs stay idle",
+        "one-process-launched": "the run says it is one process (line {line}: {banner}) where {asked}: each process the launcher started runs alone",
     },
     why={
         "none": "The framework found a usable GPU and put the model on the CPU, because its GPU option did not ask for one: Lightning reads gpus and devices as a count (--gpus 0 or gpus=0 is zero GPUs; '0,' with the comma, or [0], is GPU 0), and with no GPU option (or accelerator='cpu') it trains on the CPU. Nothing fails for it: the run is many times slower, runs out of host memory, or a DDP strategy set up for GPUs fails on the CPU model.",
@@ -564,7 +565,8 @@ single-GPU run on a machine of eight). It is never an error and never stands bef
         "cpu": "A job runs on the CPU beside a GPU when its torch is a CPU-only build (a version ending in +cpu), when torch cannot reach the GPU (a driver too old for its CUDA, a container started without the GPU), or when the device option naming the GPU does not reach where the model is placed. No line fails for any of these: the run is slow and its GPU idle.",
         "cpu-layers": "llama.cpp (and Ollama, LM Studio, koboldcpp, which run it) keeps every layer it does not offload on the CPU: a build without the GPU backend (llama-cpp-python installed without CMAKE_ARGS is the CPU build), --n-gpu-layers 0 (the default of older builds), too little free GPU memory for one layer, or a GPU its runtime does not support (an AMD gfx target outside ROCm's list). No line fails: generation is many times slower and the GPU idle.",
         "cpu-fallback": "The framework looked for the GPU and gave up on it: it is a build without CUDA (a jaxlib from the CPU wheel), or it could not load the CUDA libraries it was built against (the lines above it name the one it could not open). It goes on on the CPU with a warning, and no line fails: the run is many times slower and its GPU idle.",
-        "one-process": "A training script started with plain python (or from a notebook) is one process on one GPU: data parallelism over N GPUs needs one process per GPU, started by a launcher (torchrun, accelerate launch, deepspeed, horovodrun) that sets the world size the script reads. A world size of 1 is the run's own word that it was started once; where a launcher did ask for several, the script did not read the launcher's world size (its own distributed switch was left off).",
+        "one-process": "A training script started with plain python (or from a notebook) is one process on one GPU: data parallelism over N GPUs needs one process per GPU, started by a launcher (torchrun, accelerate launch, deepspeed, horovodrun) that sets the world size the script reads. A world size of 1 is the run's own word that it was started once.",
+        "one-process-launched": "The launcher started several processes, but the script did not take the world size the launcher gave them (it reads it from its own option or config, or from --local_rank where the launcher sets the environment): each process trains alone on all of the data, often all of them on GPU 0, and nothing fails until memory runs out or the checkpoints overwrite each other.",
     },
     fix={
         "none": "Trainer(accelerator=\"gpu\", devices=1)   # or --gpus 1 (a count), or --gpus 0, with the comma (GPU 0); the start-up line then reads GPU available: True, used: True",
@@ -577,7 +579,7 @@ single-GPU run on a machine of eight). It is never an error and never stands bef
         "one-process": "torchrun --nproc_per_node {n} train.py   # one process per GPU (the script's own launch command where it documents one); the run then says world size {n}",
         "one-process-accelerate": "accelerate launch --num_processes {n} script.py   # python script.py starts one process; accelerate launch starts one per GPU (or accelerate config once)",
         "one-process-horovod": "horovodrun -np {n} -H localhost:{n} python train.py   # python train.py starts one process: hvd.size() is 1 and only GPU 0 works; horovodrun starts one per GPU (pin each: config.gpu_options.visible_device_list = str(hvd.local_rank()))",
-        "one-process-launched": "torchrun --nproc_per_node {n} train.py --launcher pytorch   # the script's own switch to read the launcher's world size (BasicSR's --launcher pytorch; in your own script: dist.init_process_group() from the environment torchrun sets)",
+        "one-process-launched": "torchrun --nproc_per_node {n} train.py   # torchrun sets RANK, WORLD_SIZE and LOCAL_RANK in each process's environment: a script that takes its world size elsewhere needs its own switch (BasicSR: --launcher pytorch; a script reading --local_rank under python -m torch.distributed.launch: --use_env), and dist.init_process_group() with no world size of its own",
     },
 )
 
