@@ -524,28 +524,62 @@ GPUS_LEFT_UNUSED = FindingKind(
     also=(Severity.INFO,),
     when="warn (exit 1) when the log also shows that the job meant to use the GPUs and no end; info when it does not show what the job meant, or shows the run ended well",
     area=AREA,
-    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste (a framework's start-up lines)",
-    summary="""The job's own start-up line says GPUs are available and it does not use them: Lightning's `GPU available:
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste (a framework's start-up lines, the run's device and process-count lines)",
+    summary="""The job's own lines say GPUs are there and it does not use them, or uses fewer than it was launched for: Lightning's `GPU available:
 True (cuda), used: False` (case `none`: it runs on the CPU), or Unsloth's `Num GPUs = 2.` and then `Num GPUs used = 1`
-(case `fewer`). Nothing fails because of it: the run is slow, runs out of host memory, or a DDP strategy set up for GPUs
-wraps a CPU model, so the log of such a run often holds no error line at all. It is a warning when the log also shows
-that the job meant to use the GPUs: a GPU option (`--gpus`, `gpus=`, `--devices`, `accelerator="gpu"`, `--num_gpus`), a
-DDP strategy, a launch of one process per GPU, or the reporter's sentence that the GPU is not used ("GPU usage is 0",
-"not running on my GPU"); info when it shows neither (a run meant for the CPU on a machine with GPUs prints the same
-line) or shows that the run ended well. A log that chooses the CPU (`accelerator="cpu"`, `--cpu`, `--device cpu`,
-`--no_cuda`) does not get it. It is never an error and never stands before a failure the log names.""",
-    evidence="`banner`: the start-up line(s) that say what is available and what is used, with their numbers; `the job asked for GPUs`: the line that shows a GPU option, a DDP strategy or a launch per GPU; `the reporter says`: the sentence that the GPU is not used; `what decides it` where the log does not.",
+(case `fewer`); the run's line that names its device as the CPU (SB3's `Using cpu device`, `Using device: cpu`,
+accelerate's `Device: cpu`; the latest such line counts), a torch version that is a CPU build (`1.13.1+cpu`), torch's
+`CUDA available: False`, or the reporter's sentence that the job still uses the CPU, beside a GPU the log shows
+(nvidia-smi's header, `CUDA Version: 11.6`, a GPU's name, torch's `CUDA available: True`) or asks for (`device="cuda:0"`,
+`device=0`, `CUDA_VISIBLE_DEVICES=0`): case `cpu-build` (the torch shown is a CPU build), `cpu-device` (torch says it sees
+the GPU), `cpu` (the log does not say which), `cpu-fallback` (the framework's own line that it fell back to the CPU:
+JAX's `No GPU/TPU found, falling back to CPU`; TensorFlow's is `tensorflow-gpu-libraries-not-loaded`), `cpu-layers`
+(llama.cpp's `offloaded 0/33 layers to GPU`, Ollama's `layers.offload=0`); the run's line that it is one process (`world_size: 1`, `World size (gpu
+number): 1`, `Num processes: 1`, Lightning's `MEMBER: 1/1`, Horovod's `hvd.size()` of 1, `Not using distributed mode`) beside a launch that asked for several
+(`--nproc_per_node 4`, `CUDA_VISIBLE_DEVICES=0,1,2,3 python train.py`) or the reporter's sentence that it uses one GPU
+only (case `one-process`; `one-process-launched` where a launcher did start several and the script still says one). Nothing fails because of it: the run is slow, runs out of host memory, or a DDP strategy set up
+for GPUs wraps a CPU model, so the log of such a run often holds no error line at all. It is a warning when the log also
+shows that the job meant to use the GPUs: a GPU option (`--gpus`, `gpus=`, `--devices`, `accelerator="gpu"`,
+`--num_gpus`, `device="cuda"`), a DDP strategy, a launch of one process per GPU, or the reporter's sentence that the GPU
+is not used ("GPU usage is 0", "not running on my GPU"); info when it shows neither (a run meant for the CPU on a machine
+with GPUs prints the same line) or shows that the run ended well. A log that chooses the CPU (`accelerator="cpu"`,
+`--cpu`, `--device cpu`, `--no_cuda`) does not get it, nor does one process with nothing that asked for more (a
+single-GPU run on a machine of eight). It is never an error and never stands before a failure the log names.""",
+    evidence="`banner`: the start-up line(s) that say what is available and what is used, with their numbers; `on the CPU` and `GPU` (cases `cpu*`): the line that puts the run on the CPU and the line that shows the GPU; `torch`: a CPU build's version; `one process` and `the launch asked for` (case `one-process`); `the job asked for GPUs`: the line that shows a GPU option, a DDP strategy or a launch per GPU; `the reporter says`: the sentence that the GPU is not used; `what decides it` where the log does not (and where the CPU is only the reporter's sentence).",
     title={
         "none": "the job's start-up says a GPU is available and it uses none (line {line}: {banner}): it runs on the CPU{meant}",
         "fewer": "the job's start-up says {available} GPUs are available and it uses {used} (line {line}: {banner}){meant}",
+        "cpu-build": "the job runs on the CPU with a CPU-only build of torch ({build}, line {line}: {banner}) while line {gpu_line} shows a GPU ({gpu}){meant}",
+        "cpu-device": "the job runs on the CPU (line {line}: {banner}) while torch sees the GPU (line {gpu_line}: {gpu}){meant}",
+        "cpu": "the job runs on the CPU (line {line}: {banner}) while line {gpu_line} shows a GPU ({gpu}){meant}",
+        "cpu-layers": "llama.cpp put none of the model's layers on the GPU (line {line}: {banner}) while line {gpu_line} shows a GPU ({gpu}){meant}",
+        "cpu-fallback": "the framework fell back to the CPU (line {line}: {banner}) while line {gpu_line} shows a GPU ({gpu}){meant}",
+        "one-process": "the job runs as one process (line {line}: {banner}) where {asked}: the other GPUs stay idle",
+        "one-process-launched": "the run says it is one process (line {line}: {banner}) where {asked}: each process the launcher started runs alone",
     },
     why={
         "none": "The framework found a usable GPU and put the model on the CPU, because its GPU option did not ask for one: Lightning reads gpus and devices as a count (--gpus 0 or gpus=0 is zero GPUs; '0,' with the comma, or [0], is GPU 0), and with no GPU option (or accelerator='cpu') it trains on the CPU. Nothing fails for it: the run is many times slower, runs out of host memory, or a DDP strategy set up for GPUs fails on the CPU model.",
         "fewer": "The library runs one process on one GPU unless it is launched once per GPU (and some releases train on one GPU only): the other GPUs it found stay idle, and the run takes as long as on one GPU.",
+        "cpu-build": "A torch version ending in +cpu is the CPU-only wheel (pip's default on Windows and macOS, or from the CPU index): it has no CUDA code, so torch.cuda.is_available() is False whatever GPU and driver the machine has, and a library that picks its device from it runs on the CPU or refuses the GPU option. No line fails for it: the run is slow, or a GPU option is refused as an unknown device.",
+        "cpu-device": "torch can use the GPU here, so the CPU is the program's own choice: the device it was given does not reach where the model is placed (an option the library reads under another name, a default it keeps, a device decided before the option is read), or the job runs under another Python than the one that printed torch's answer. No line fails for it: the run is slow and its GPU idle.",
+        "cpu": "A job runs on the CPU beside a GPU when its torch is a CPU-only build (a version ending in +cpu), when torch cannot reach the GPU (a driver too old for its CUDA, a container started without the GPU), or when the device option naming the GPU does not reach where the model is placed. No line fails for any of these: the run is slow and its GPU idle.",
+        "cpu-layers": "llama.cpp (and Ollama, LM Studio, koboldcpp, which run it) keeps every layer it does not offload on the CPU: a build without the GPU backend (llama-cpp-python installed without CMAKE_ARGS is the CPU build), --n-gpu-layers 0 (the default of older builds), too little free GPU memory for one layer, or a GPU its runtime does not support (an AMD gfx target outside ROCm's list). No line fails: generation is many times slower and the GPU idle.",
+        "cpu-fallback": "The framework looked for the GPU and gave up on it: it is a build without CUDA (a jaxlib from the CPU wheel), or it could not load the CUDA libraries it was built against (the lines above it name the one it could not open). It goes on on the CPU with a warning, and no line fails: the run is many times slower and its GPU idle.",
+        "one-process": "A training script started with plain python (or from a notebook) is one process on one GPU: data parallelism over N GPUs needs one process per GPU, started by a launcher (torchrun, accelerate launch, deepspeed, horovodrun) that sets the world size the script reads. A world size of 1 is the run's own word that it was started once.",
+        "one-process-launched": "The launcher started several processes, but the script did not take the world size the launcher gave them (it reads it from its own option or config, or from --local_rank where the launcher sets the environment): each process trains alone on all of the data, often all of them on GPU 0, and nothing fails until memory runs out or the checkpoints overwrite each other.",
     },
     fix={
         "none": "Trainer(accelerator=\"gpu\", devices=1)   # or --gpus 1 (a count), or --gpus 0, with the comma (GPU 0); the start-up line then reads GPU available: True, used: True",
         "fewer": "torchrun --nproc_per_node {available} train.py   # one process per GPU, where the library supports data-parallel training (its multi-GPU launch); otherwise CUDA_VISIBLE_DEVICES=0 to run on one GPU on purpose",
+        "cpu-build": "pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126   # a CUDA build (the index for your driver's CUDA: https://pytorch.org/get-started/locally/); check: python -c \"import torch; print(torch.__version__, torch.cuda.is_available())\"",
+        "cpu-device": "model = Model(..., device=\"cuda\")   # the library's own device option, where the model is built (SB3: PPO(\"MlpPolicy\", env, device=\"cuda\")); check it took: print(next(model.parameters()).device), and torch.cuda.is_available() with the python that runs the job",
+        "cpu": "python -c \"import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())\"   # with the job's python: +cpu / None = a CPU build (pip install --force-reinstall torch --index-url https://download.pytorch.org/whl/cu126); False with a CUDA build = the driver or the container (nvidia-smi); True = pass the device to the library (device=\"cuda\")",
+        "cpu-layers": "llama-cli -m model.gguf -ngl 99   # every layer on the GPU, with a build that has the GPU backend (its start-up then says ggml_cuda_init: found 1 CUDA devices; llama-cpp-python: CMAKE_ARGS=\"-DGGML_CUDA=on\" pip install --force-reinstall --no-cache-dir llama-cpp-python); Ollama: OLLAMA_DEBUG=1 ollama serve says why it left the GPU out (an AMD gfx outside ROCm's list: HSA_OVERRIDE_GFX_VERSION=11.0.0)",
+        "cpu-fallback": "pip install -U \"jax[cuda12]\"   # JAX: the CUDA build of jaxlib with its CUDA libraries (check: python -c \"import jax; print(jax.devices())\"); another framework: its CUDA build, and the CUDA libraries its lines above name",
+        "one-process": "torchrun --nproc_per_node {n} train.py   # one process per GPU (the script's own launch command where it documents one); the run then says world size {n}",
+        "one-process-accelerate": "accelerate launch --num_processes {n} script.py   # python script.py starts one process; accelerate launch starts one per GPU (or accelerate config once)",
+        "one-process-horovod": "horovodrun -np {n} -H localhost:{n} python train.py   # python train.py starts one process: hvd.size() is 1 and only GPU 0 works; horovodrun starts one per GPU (pin each: config.gpu_options.visible_device_list = str(hvd.local_rank()))",
+        "one-process-launched": "torchrun --nproc_per_node {n} train.py   # torchrun sets RANK, WORLD_SIZE and LOCAL_RANK in each process's environment: a script that takes its world size elsewhere needs its own switch (BasicSR: --launcher pytorch; a script reading --local_rank under python -m torch.distributed.launch: --use_env), and dist.init_process_group() with no world size of its own",
     },
 )
 
@@ -558,7 +592,7 @@ LOG_SAID_GPU_UNUSED = FindingKind(
     area=AREA,
     emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a paste (a thread's title)",
     summary="""A pasted thread's title says the job runs without the GPU it should ("# GPU usage is 0", "# Unable to use GPU", "#
-Running successfully but not on my GPU", "# Horovod only uses Single GPU"), and the log beside it shows no failure, no
+Running successfully but not on my GPU", "# Horovod only uses Single GPU", "# Training uses CPU instead of GPU"), and the log beside it shows no failure, no
 end, and no line that says where the job runs (a framework's `GPU available: True, used: False` is `gpus-left-unused`;
 an idle GPU in a pasted nvidia-smi table is `gpu-not-used`). The title is the reporter's words, so it is a warning that
 says what decides it. A title that asks ("is it normal?") is not a statement of it, and an error the log shows stays
