@@ -405,10 +405,26 @@ def digest(block: bytes) -> Digest:
     return made
 
 
+_counted: Optional[tuple[bytes, int, int, int]] = None  # (block, begin, end, newlines): the last whole lines counted
+
+
+def newlines(block: bytes, begin: int, end: int) -> int:
+    """block.count(b"\n", begin, end), counted once for all the readers fed the same whole lines of the same block (each
+    counts the lines it read; on a long log that count was a tenth of the time)."""
+    global _counted
+    last = _counted
+    if last is not None and last[0] is block and last[1] == begin and last[2] == end:
+        return last[3]
+    n = block.count(b"\n", begin, end)
+    if len(block) >= DIGEST_MIN:
+        _counted = (block, begin, end, n)
+    return n
+
+
 def forget() -> None:
     """Let the last block go (the scanner, at the end of its input)."""
-    global _last
-    _last = None
+    global _last, _counted
+    _last = _counted = None
 
 
 def may_hold(block: bytes, words: Sequence[bytes]) -> Sequence[bytes]:

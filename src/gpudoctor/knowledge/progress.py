@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from gpudoctor.knowledge.ending import ENDED, LAST_ENDED, PERIODIC_SAVE
+from gpudoctor.knowledge.prefilter import newlines
 from gpudoctor.knowledge.reruns import WholeLines
 
 # A line a run prints as it works: a counter of epochs, steps, iterations, batches, episodes, rounds or passes with its
@@ -201,7 +202,7 @@ class Progress(WholeLines):
                 self.raised = number
             if ended:
                 self.ends.append((number, shown(line)))
-        self.lines += block.count(b"\n", begin, end)
+        self.lines += newlines(block, begin, end)
 
     def known_slice(self, block: bytes, begin: int, end: int, keys: list[bytes]) -> bool:
         """Read the slice at once when every line in it is of a known kind or a plain one and there are FAST_KINDS kinds

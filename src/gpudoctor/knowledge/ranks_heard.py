@@ -35,7 +35,7 @@ from typing import Optional
 
 from gpudoctor.catalog.findings.diagnose import LAUNCH_RUNS_NOTEBOOK_KERNEL, RANKS_DUPLICATED, RANKS_NOT_ALL_HEARD
 from gpudoctor.core.findings import Finding, Severity
-from gpudoctor.knowledge.prefilter import may_hold
+from gpudoctor.knowledge.prefilter import may_hold, newlines
 from gpudoctor.knowledge.reruns import WholeLines
 
 # A process's own line at start-up, printed once per process: the rank it took and the world size.
@@ -177,7 +177,7 @@ class RanksHeard(WholeLines):
             self.read_block(block, begin, end, self.lines)
         else:
             self.tail.append((block, begin, end, self.lines))
-        self.lines += block.count(b"\n", begin, end)
+        self.lines += newlines(block, begin, end)
 
     def read_tail(self) -> None:
         """The last TAIL_BYTES of a long log past its head, from a line's start, read now."""

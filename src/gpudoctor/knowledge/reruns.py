@@ -23,7 +23,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Optional
 
-from gpudoctor.knowledge.prefilter import may_hold
+from gpudoctor.knowledge.prefilter import may_hold, newlines
 
 # A command typed at a shell prompt, as terminals show it: `user@host:dir$ cmd` (bash's default,
 # with a conda/venv `(env) ` before it), `[user@host dir]$ cmd` (RHEL's), `user@host dir % cmd` (macOS zsh's),
@@ -122,7 +122,7 @@ class WholeLines:
 
     def read(self, block: bytes, begin: int, end: int) -> None:
         """The whole lines block[begin:end] (and self.lines counted past them)."""
-        self.lines += block.count(b"\n", begin, end)
+        self.lines += newlines(block, begin, end)
 
     def line_at(self, block: bytes, begin: int, end: int, at: int) -> tuple[int, str]:
         """The number (as the scanner counts) and the text (spaces collapsed, 200 characters at most) of the whole line of
@@ -165,7 +165,7 @@ class HeadLines(WholeLines):
             words = set(may_hold(block, self.NEEDLES))
             if words:
                 self.read_head(block, begin, stop, words)
-        self.lines += block.count(b"\n", begin, end)
+        self.lines += newlines(block, begin, end)
 
     def read_head(self, block: bytes, begin: int, end: int, words: set[bytes]) -> None:
         """The whole lines block[begin:end] of the head; `words`: the NEEDLES the block may hold."""
@@ -203,7 +203,7 @@ class Prompts(WholeLines):
                 self.working.append((self.lines + block.count(b"\n", begin, start) + 1, text))
                 if len(self.working) >= WORKING_KEPT:
                     break
-        self.lines += block.count(b"\n", begin, end)
+        self.lines += newlines(block, begin, end)
 
     @staticmethod
     def candidates(block: bytes, begin: int, end: int) -> set[int]:
@@ -330,7 +330,7 @@ class Openings(WholeLines):
             if len(seen) > OPENING_KEPT:
                 del self.needles[needle]
                 self.dropped.add(needle)
-        self.lines += block.count(b"\n", begin, end)
+        self.lines += newlines(block, begin, end)
 
     def starts(self) -> list[tuple[bytes, list[int]]]:
         """The first REPEATED_STARTS openings, by where they first stood, that are neither a logger's prefix the next line

@@ -34,6 +34,7 @@ from __future__ import annotations
 import re
 from typing import Optional
 
+from gpudoctor.knowledge.prefilter import newlines
 from gpudoctor.knowledge.reruns import WholeLines
 
 NOT = rb"(?:n'?t|n\xe2\x80\x99t| not)"  # don't, dont, don't (a typographic apostrophe), do not
@@ -146,7 +147,7 @@ class SaidFixed(WholeLines):
                 if text.endswith("?") or len(self.ignorable) >= KEPT:
                     continue  # a question says nothing of the error
                 self.ignorable.append((self.lines + block.count(b"\n", begin, m.start()) + 1, text[:200], "ignorable"))
-        self.lines += block.count(b"\n", begin, end)
+        self.lines += newlines(block, begin, end)
 
     def before(self, line: int) -> Optional[tuple[int, str, str]]:
         """(line, sentence, "survived") of the last sentence within WINDOW lines before `line` that says the run finished
