@@ -106,3 +106,48 @@ class TestWorldSizeHardcodedSpawnedNccl:
     def test_control_the_count_from_the_machine(self):
         code = SPAWNED_EIGHT.replace("BACKEND", '"nccl"').replace("COUNT", "torch.cuda.device_count()")
         assert found(code, self.rule) == []
+
+
+# KoDohwan/MIL-NCE_HowTo100M main_distributed.py (lint heldout22 u039): main() forces the spawned path, so the
+# worker's DataParallel fallback under `if args.distributed: ... else:` never runs
+FORCED_DISTRIBUTED = """
+    import torch
+    import torch.multiprocessing as mp
+
+    def main(args):
+        args.world_size = 1
+        FORCE
+        args.distributed = args.world_size > 1 or args.multiprocessing_distributed
+        ngpus_per_node = torch.cuda.device_count()
+        if args.multiprocessing_distributed:
+            mp.spawn(main_worker, nprocs=ngpus_per_node, args=(ngpus_per_node, args))
+        else:
+            main_worker(args.gpu, ngpus_per_node, args)
+
+    def main_worker(gpu, ngpus_per_node, args):
+        if args.distributed:
+            model = torch.nn.parallel.DistributedDataParallel(model.cuda(gpu), device_ids=[gpu])
+        else:
+            model = torch.nn.DataParallel(model).cuda()
+"""
+
+
+class TestDataparallelForcedOff:
+    """dataparallel: the fallback arm of a flag the file sets true before the worker runs is never taken."""
+
+    verdict = "dataparallel"
+    rule = "dataparallel"
+
+    def test_control_the_flag_forced_true_in_main(self):
+        code = FORCED_DISTRIBUTED.replace("FORCE", "args.multiprocessing_distributed = True")
+        assert found(code, self.rule) == []
+
+    def test_sibling_the_flag_left_to_the_command_line(self):
+        code = FORCED_DISTRIBUTED.replace("FORCE", "pass")
+        assert found(code, self.rule) == [(18, "warning")]
+
+    def test_sibling_the_flag_forced_after_the_spawn_is_not_read_as_set(self):
+        code = FORCED_DISTRIBUTED.replace("        FORCE\n", "").replace(
+            "            main_worker(args.gpu, ngpus_per_node, args)\n",
+            "            main_worker(args.gpu, ngpus_per_node, args)\n        args.multiprocessing_distributed = True\n")
+        assert found(code, self.rule) == [(18, "warning")]
