@@ -62,6 +62,24 @@ class TestLocalRankAsGlobalRankFirstProcessGate:
             """
         assert found(code, self.rule) == []
 
+    def test_control_the_file_chooses_local_or_global_by_its_settings(self):
+        # mature-repository control, EleutherAI/gpt-neox megatron/data/gpt2_dataset.py: the dataset index is built
+        # by the first process of each node, or of the job, as the settings say where the files live
+        code = """
+            import os
+            import numpy as np
+            import torch
+
+            if neox_args.use_shared_fs:
+                should_process_dataset = torch.distributed.get_rank() == 0
+            else:
+                should_process_dataset = int(os.environ["LOCAL_RANK"]) == 0
+            if should_process_dataset:
+                np.save(doc_idx_filename, doc_idx, allow_pickle=True)
+            torch.distributed.barrier()
+            """
+        assert found(code, self.rule) == []
+
     def test_sibling_the_sampler_told_the_local_rank_is_the_one_cause_said(self):
         # lint heldout20 u021: the sampler's rank=opt.local_rank is said; the save gate beside it is not said again
         code = LOCAL_GATES.replace("FIRST", "local_rank") + (

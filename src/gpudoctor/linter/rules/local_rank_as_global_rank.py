@@ -90,7 +90,8 @@ class LocalRankAsGlobalRank(Rule):
     cause); tests that guard only printing or a progress bar (the output doubles, nothing is
     overwritten); a file where this rule already reports a sampler or a collective (one cause);
     the ImageNet example's `args.rank % ngpus_per_node == 0` (its per-node save is the example's
-    choice: readers passed over it ten times). A warning: what decides it is how many nodes the job
+    choice: readers passed over it ten times); a flag the file binds to the local test on one path
+    and to a global one on another (gpt-neox's dataset builders: the file chooses by its settings). A warning: what decides it is how many nodes the job
     runs on. The readers split by part: those of heldout14 to heldout18 passed over such gates in
     twenty-six scripts, those of heldout19 to heldout22b (the freshest) asked for them in
     thirteen of fifteen (lint heldout22b u040, u055: saves and folders under `local_rank == 0` in
@@ -184,7 +185,7 @@ class LocalRankAsGlobalRank(Rule):
             return  # one machine's job, or the group's rank is the local rank: said by rank-from-local-rank
         tests = [(node, how) for node in ast.walk(file.tree) if type(node) is ast.Compare
                  and (how := self._first_process(file, node))]
-        if not tests:
+        if not tests or _chooses_the_global_rank_too(file, [node for node, _ in tests]):
             return
         writing = []
         for node, _ in tests:
@@ -349,6 +350,23 @@ def _guarded(file: FileModel, test: ast.Compare) -> list[ast.stmt]:
         return [s for node in ast.walk(file.tree) if type(node) is ast.If and ast.unparse(node.test) == flag
                 for s in node.body]
     return []
+
+
+def _chooses_the_global_rank_too(file: FileModel, tests: list[ast.Compare]) -> bool:
+    """A flag bound to one of `tests` is bound elsewhere to a test of the global rank: the file chooses, by
+    its settings, which first process does the work (gpt-neox's dataset builders: `should_process_dataset =
+    int(os.environ["LOCAL_RANK"]) == 0` where each node has its own disk, `torch.distributed.get_rank() == 0`
+    on a shared one): the local gate is that choice, not a slip (the mature-repository control)."""
+    flags = {ast.unparse(up.targets[0]) for test in tests if type(up := file.parent.get(test)) is ast.Assign
+             and len(up.targets) == 1}
+    if not flags:
+        return False
+    for node in ast.walk(file.tree):
+        if type(node) is ast.Assign and len(node.targets) == 1 and ast.unparse(node.targets[0]) in flags:
+            value = node.value
+            if type(value) is ast.Compare and len(value.ops) == 1 and rank_kind(file, value.left)[0] == "global":
+                return True
+    return False
 
 
 def _writes(file: FileModel, block: list[ast.stmt]) -> str:
