@@ -186,9 +186,13 @@ CASES = {
         "dataparallel-unwrapped-at-once", 13, "warning",
         PEEL.replace("elif opt.DP:\n                model = peel_model(DP(model, device_ids=[0, 1]))",
                      "pass").replace("samples = model.sample(prompt)", "model(x).sum().backward()")),
-    "sibling: a literal count of GPU workers the file spawns itself": (
-        "world-size-hardcoded", 10, None,
+    # lintA24: an NCCL group's spawned literal is how many GPUs the job needs (lint heldout22b u013)
+    "a literal count of NCCL workers the file spawns itself": (
+        "world-size-hardcoded", 10, "warning",
         SPAWNED.replace("BACKEND", '"nccl"').replace("PLACE", "sd.to(rank)").replace("COUNT", "2")),
+    "control: a literal count of gloo workers the file spawns itself": (
+        "world-size-hardcoded", 10, None,
+        SPAWNED.replace("BACKEND", '"gloo"').replace("PLACE", "pass").replace("COUNT", "2")),
     "a literal world size where torchrun decides it": (
         "world-size-hardcoded", 10, "warning", TORCHRUN.replace("SIZE", "2")),
     "control: the launcher's WORLD_SIZE": (

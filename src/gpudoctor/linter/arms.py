@@ -106,18 +106,23 @@ def _stores(stmt: ast.AST, names: set[str]) -> bool:
                and ast.unparse(n) in names for n in ast.walk(stmt))
 
 
-def fixed_truth(file: FileModel, test: ast.expr) -> bool | None:
-    """The value of a test the file fixes: literals, `not`, `and` / `or`, and names bound once in
+def fixed_truth(file: FileModel, test: ast.expr, _depth: int = 0) -> bool | None:
+    """The value of a test the file fixes: literals, `not`, `and` / `or`, names bound once in
     their scope (the module, or the function the test is in) to a literal, nowhere rebound (lint
-    heldout18 u016: `multi_gpu=True` in main(), then `if multi_gpu: ... else: ...`); None where
+    heldout18 u016: `multi_gpu=True` in main(), then `if multi_gpu: ... else: ...`), and an
+    option's attribute the file sets once before the test runs (`fixed_attribute`); None where
     anything else decides it."""
+    if _depth > 4:
+        return None
     if type(test) is ast.Constant:
         return bool(test.value)
+    if type(test) is ast.Attribute:
+        return fixed_attribute(file, test, _depth)
     if type(test) is ast.UnaryOp and type(test.op) is ast.Not:
-        inner = fixed_truth(file, test.operand)
+        inner = fixed_truth(file, test.operand, _depth + 1)
         return None if inner is None else not inner
     if type(test) is ast.BoolOp:
-        values = [fixed_truth(file, v) for v in test.values]
+        values = [fixed_truth(file, v, _depth + 1) for v in test.values]
         if type(test.op) is ast.And:
             return False if False in values else None if None in values else True
         return True if True in values else None if None in values else False
@@ -136,6 +141,52 @@ def fixed_truth(file: FileModel, test: ast.expr) -> bool | None:
             return None  # another function may rebind it
         return bool(binding.value.value)
     return None
+
+
+def fixed_attribute(file: FileModel, test: ast.Attribute, depth: int = 0) -> bool | None:
+    """The value of `args.flag` where the file stores that attribute once, as a statement of a function's
+    own block (not under an `if`, a loop or a `try`), to a value `fixed_truth` decides, and the test runs
+    only after the store: later in that function, or in a function that only that function runs (calls
+    or spawns), after the store. lint heldout22 u039, an ImageNet-example trainer: main() sets
+    `args.multiprocessing_distributed = True`, then `args.distributed = args.world_size > 1 or
+    args.multiprocessing_distributed`, then spawns main_worker, whose `else:` arm of `if args.distributed:`
+    (a DataParallel) never runs. None where the attribute is stored elsewhere too, or named as a string
+    (`setattr(args, "flag", ...)`, `vars(args)["flag"]`, an option's `dest=`)."""
+    if type(test.value) is not ast.Name:
+        return None
+    spelling = ast.unparse(test)
+    stores = _attribute_stores(file).get(spelling, [])
+    if len(stores) != 1 or f"'{test.attr}'" in file.text or f'"{test.attr}"' in file.text:
+        return None
+    store = stores[0]
+    assign = file.parent.get(store)
+    if type(assign) is not ast.Assign or assign.targets != [store]:
+        return None
+    holder = file.parent.get(assign)
+    if not isinstance(holder, (ast.FunctionDef, ast.AsyncFunctionDef)) or assign not in holder.body:
+        return None
+    func = file.function(test)
+    if func is holder:
+        after = test.lineno > assign.lineno
+    else:
+        sites = file.entry_sites(func) if func is not None else []
+        after = bool(sites) and all(file.function(site) is holder and getattr(site, "lineno", 0) > assign.lineno
+                                    for site in sites)
+    return fixed_truth(file, assign.value, depth + 1) if after else None
+
+
+def _attribute_stores(file: FileModel) -> dict[str, list[ast.Attribute]]:
+    """`args.flag` -> the places the file stores it (an assignment's target, `+=`, a loop's target)."""
+    key = ("attribute-stores", file.tree)
+    memo = file.memo.get(key)
+    if isinstance(memo, dict):
+        return memo
+    found: dict[str, list[ast.Attribute]] = {}
+    for node in ast.walk(file.tree):
+        if type(node) is ast.Attribute and type(node.ctx) is ast.Store and type(node.value) is ast.Name:
+            found.setdefault(ast.unparse(node), []).append(node)
+    file.memo[key] = found
+    return found
 
 
 # Names of the wrapper classes, as files spell them (`DDP`, `DP` are the usual import aliases).

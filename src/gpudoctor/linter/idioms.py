@@ -223,8 +223,12 @@ def _same_in_every_process(file: FileModel, node: ast.AST, value: ast.expr) -> b
 
 def nccl_group(file: FileModel, call: ast.Call) -> bool:
     """An `init_process_group` call for an NCCL group that is not told its device (`device_id=`)."""
-    if keyword(call, "device_id") is not None:
-        return False
+    return keyword(call, "device_id") is None and nccl_backend(file, call)
+
+
+def nccl_backend(file: FileModel, call: ast.Call) -> bool:
+    """An `init_process_group` call whose backend is NCCL on some path the file shows: each of its ranks
+    drives a GPU."""
     backend = keyword(call, "backend", 0)
     if backend is None:
         return False
@@ -237,12 +241,12 @@ def nccl_group(file: FileModel, call: ast.Call) -> bool:
         # `def init_processes(rank, size, fn, backend='nccl')` started by `Process(target=...)`:
         # no call site shows the argument, the default is what runs (lint heldout13: the
         # torch tutorial's hand-written all_reduce trainer)
-        if type(origin) is Param and "nccl" in (constant(_default(origin), str) or "").lower():
+        if type(origin) is Param and "nccl" in (constant(param_default(origin), str) or "").lower():
             return True
     return False
 
 
-def _default(param: Param) -> ast.expr | None:
+def param_default(param: Param) -> ast.expr | None:
     """The default value of `param` in its function's signature, or None."""
     func = param.function
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):

