@@ -332,8 +332,6 @@ class GpusUnused(HeadLines):
             evidence["the reporter says"] = self.said_line()
         if meant is None:
             evidence["what decides it"] = "whether the job was meant to run on the GPUs: its GPU option (gpus, devices, accelerator) or its launch command"
-        elif meant is None:
-            evidence["what decides it"] = "whether the job was meant to run on the GPU: its device option or its launch command"
         elif ended:
             evidence["what decides it"] = "the run ended well: the unused GPUs made it slower, not fail"
         return [GPUS_LEFT_UNUSED(
