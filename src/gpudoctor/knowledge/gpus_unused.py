@@ -152,6 +152,8 @@ LAUNCHED = re.compile(
     rb"|\bCUDA_VISIBLE_DEVICES=['\"]?(\d+(?:,\d+)+)['\"]?\s+(?:\w+=\S*\s+)*python3?\s+(?!-m\s+(?:vllm|sglang|lmdeploy))"
 )
 AROUND = 60  # characters of a long line kept on each side of what was found in it
+# what decides it when the log shows the run ended well, whatever the GPUs were left doing
+ENDED_WELL = "the run ended well: the unused GPUs made it slower, not fail"
 # The reporter's sentence (SAID) says one GPU: "only uses a single GPU", "only use one GPU"
 ONE = re.compile(r"\b(?:only|single|one|1)\b", re.IGNORECASE)
 BANNER_WORDS = (b"used: False", b"Num GPUs")
@@ -333,7 +335,7 @@ class GpusUnused(HeadLines):
         if meant is None:
             evidence["what decides it"] = "whether the job was meant to run on the GPUs: its GPU option (gpus, devices, accelerator) or its launch command"
         elif ended:
-            evidence["what decides it"] = "the run ended well: the unused GPUs made it slower, not fail"
+            evidence["what decides it"] = ENDED_WELL
         return [GPUS_LEFT_UNUSED(
             case=case, severity=Severity.WARN if meant is not None and not ended else Severity.INFO, evidence=evidence,
             line=line, banner=banner, **counts,
@@ -367,7 +369,7 @@ class GpusUnused(HeadLines):
         elif meant is None:
             evidence["what decides it"] = "whether the job was meant to run on the GPU: its device option or its launch command"
         elif ended:
-            evidence["what decides it"] = "the run ended well: the unused GPUs made it slower, not fail"
+            evidence["what decides it"] = ENDED_WELL
         return [GPUS_LEFT_UNUSED(
             case=case, severity=Severity.WARN if meant is not None and not ended else Severity.INFO, evidence=evidence,
             line=cpu[0], banner=f"the reporter's words: {cpu[1]}" if cpu is self.said_cpu else cpu[1], gpu_line=gpu[0], gpu=gpu[1][:120],
@@ -393,7 +395,7 @@ class GpusUnused(HeadLines):
         if said is not None:
             evidence["the reporter says"] = self.said_line()
         if ended:
-            evidence["what decides it"] = "the run ended well: the unused GPUs made it slower, not fail"
+            evidence["what decides it"] = ENDED_WELL
         launcher = launched is not None and re.search(r"--nproc|--num[_-]processes|horovodrun|mpirun|mpiexec|deepspeed", launched[1]) is not None
         runner = "accelerate" if "Num processes" in text else "horovod" if "hvd." in text else ""
         return [GPUS_LEFT_UNUSED(
