@@ -265,23 +265,32 @@ GPU_READING_FAILED = FindingKind(
     id="gpu-reading-failed",
     severity=Severity.INFO,
     also=(Severity.WARN,),
-    when="warn when every reading of the GPU failed",
+    when="warn when every reading of the GPU failed, or the driver's CUDA version (case `cuda`)",
     area=AREA,
     emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi`)",
     summary="""The `nvidia-smi` table shows `ERR!` in a reading of a GPU it reached (fan, temperature,
 performance state, power draw or cap). One failed field is a sensor or a passing read failure,
 not a lost GPU; `ERR!` in the temperature, performance state and power draw together is a GPU
-that answers nothing, which may be lost: `nvidia-smi -q` and the kernel log decide.""",
-    evidence="`ERR!`: the readings that failed.",
+that answers nothing, which may be lost: `nvidia-smi -q` and the kernel log decide. `ERR!` in the
+header's `CUDA Version` (case `cuda`) is the driver's reading, not a GPU's: nvidia-smi asks the user-mode
+CUDA driver library (libcuda) for it, the library every CUDA program starts from, and it did not answer;
+`N/A` there is no failed reading.""",
+    evidence="`ERR!`: the readings that failed; `line` (case `cuda`): the header line.",
     title={
         "some": "nvidia-smi could not read {gpu}'s {readings} (ERR!); it answered for the rest",
         "every": "nvidia-smi read none of {gpu}'s sensors (ERR! in {readings})",
+        "cuda": "nvidia-smi could not read the driver's CUDA version (CUDA Version: ERR!): the CUDA driver library did not answer",
     },
     why={
         "some": "nvidia-smi could not take this reading, but the GPU answered for the rest of its row: a sensor or a passing read failure, not a lost GPU.",
         "every": "Every reading of this GPU failed, though nvidia-smi still holds it: it may have fallen off the bus. nvidia-smi -q and the kernel log (Xid 79) decide whether it is lost.",
+        "cuda": "nvidia-smi reads the CUDA version from the user-mode CUDA driver library (libcuda.so.1), the one torch and every CUDA program load to start CUDA. It reached the GPUs through NVML but that library did not answer: a libcuda of another driver version than the one loaded, or one that fails to initialise. CUDA programs may then fail to start CUDA (torch.cuda.is_available() False, 'CUDA driver initialization failed'); the program's own check decides.",
     },
-    fix="nvidia-smi -q -i {index}; sudo dmesg | grep -i xid  # 'Unable to determine the device handle' or Xid 79 there: the GPU is lost; readings back: it was a passing failure",
+    fix={
+        "some": "nvidia-smi -q -i {index}; sudo dmesg | grep -i xid  # 'Unable to determine the device handle' or Xid 79 there: the GPU is lost; readings back: it was a passing failure",
+        "every": "nvidia-smi -q -i {index}; sudo dmesg | grep -i xid  # 'Unable to determine the device handle' or Xid 79 there: the GPU is lost; readings back: it was a passing failure",
+        "cuda": "python -c \"import torch; print(torch.cuda.is_available()); torch.zeros(1).cuda()\"   # False or an error: CUDA cannot start; then ldconfig -p | grep libcuda.so   # one libcuda.so.1, of the driver's version (nvidia-smi's 'Driver Version'); reinstall the driver's user-mode libraries to match",
+    },
 )
 
 

@@ -132,6 +132,10 @@ QUERY_UNIT = re.compile(r",\s*\d+(?:\.\d+)?\s*(?:%|MiB|W)(?=\s*(?:,|$))")
 NCCL_TOPO = re.compile(r"^</?(?:system|cpu|pci|gpu|nvlink|nic|net|graphs?|channel|c2c|pcilink)\b[^<>]*>$")
 LSPCI_TREE = re.compile(r"^[\s|]*[+\\]-(?:[0-9a-f]{2}\.[0-7]|\[[0-9a-f:]+\])")
 DRIVER_LINE = re.compile(r"Driver Version:\s*[\d.]+\s+CUDA Version:\s*[\d.]+")
+# The driver's CUDA version nvidia-smi could not read (the table's header, or `-q`'s "CUDA Version : ERR!"): it asks the
+# user-mode CUDA driver (libcuda) for it, so the library CUDA programs start from did not answer. N/A there is no failed
+# reading (a driver installed without libcuda, a tool that does not ask): not this.
+CUDA_UNREAD = re.compile(r"\bCUDA Version\s*:\s*ERR!")
 TABLE_COMPUTE = re.compile(r"\|\s+\S+\s+(?P<mode>Default|E\. Process|E\. Thread|Prohibited)\s+\|\s*$")
 TABLE_MIG = re.compile(r"^\|\s+\|\s+\|\s+(?P<mig>Enabled|Disabled|N/A)\s+\|\s*$")
 COMPUTE_MODES = {"Default": "Default", "E. Process": "Exclusive_Process", "E. Thread": "Exclusive_Thread", "Prohibited": "Prohibited"}
@@ -281,6 +285,7 @@ class NvidiaSmiReader:
         self.parsed_to = -1  # where the last parsed stretch ended, in the input
         self.carry = b""
         self.no_devices = ""  # nvidia-smi's "No devices were found" line, when the input has one
+        self.cuda_unread = ""  # the line whose "CUDA Version: ERR!" says nvidia-smi could not read the driver's CUDA version
         # the table's process list: None until its "Processes:" header is read; then (GPU index, pid, name, MiB)
         self.processes: list[tuple[int, int, str, int | None]] | None = None
         self.in_processes = False  # the lines being read are the process list's
@@ -337,6 +342,8 @@ class NvidiaSmiReader:
         if NO_DEVICES in text and not text.lstrip().startswith("|"):
             self.no_devices = text.strip()
             return
+        if not self.cuda_unread and "ERR!" in text and CUDA_UNREAD.search(text):
+            self.cuda_unread = text.strip(" |")
         lost = LOST.search(text)
         if lost:
             self._gpu(lost["bus"] or "?").lost = lost["why"].strip() or "unknown error"
@@ -705,6 +712,9 @@ class NvidiaSmiReader:
         the rest; a GPU whose every reading failed may be lost, which `nvidia-smi -q`
         and the kernel log decide."""
         out = []
+        if self.cuda_unread:  # the driver's, not a GPU's: whatever the GPUs' rows show
+            out.append(GPU_READING_FAILED(case="cuda", evidence={"ERR!": ["CUDA Version"], "line": self.cuda_unread, "source": "pasted nvidia-smi output"},
+                                          severity=Severity.WARN, gpu="the driver", readings="CUDA Version", index=0))
         for g in self.gpus:
             if not g.unread or g.lost:
                 continue
