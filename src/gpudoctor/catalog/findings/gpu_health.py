@@ -298,15 +298,26 @@ GPU_READING_UNSUPPORTED = FindingKind(
     id="gpu-reading-unsupported",
     severity=Severity.INFO,
     area=AREA,
-    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi`)",
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi` or `gpustat`)",
     summary="""The `nvidia-smi` table shows `Not Supported` in a GPU's memory column: the GPU has no memory of
 its own for nvidia-smi to count (it shares the host's: GB10 in DGX Spark, Grace's unified memory). Not a
 fault, and no reading that failed (that is `ERR!`, [gpu-reading-failed](gpu-reading-failed.md)); but a
-program that reads the GPU's memory from nvidia-smi gets nothing there.""",
+program that reads the GPU's memory from nvidia-smi gets nothing there. Case `nvml`: gpustat shows `??` for a GPU's
+utilisation or `(Not Supported)` for its processes: NVML gives neither for that GPU and driver (an older GeForce
+card on an older driver), also no fault.""",
     evidence="`Not Supported`: the readings nvidia-smi does not give for the GPU.",
-    title="nvidia-smi does not report {gpu}'s {readings} ('Not Supported'): the GPU has none of its own to count",
-    why="This GPU shares the host's memory (unified memory: GB10 in DGX Spark, Grace), so nvidia-smi has no memory figure of its own to show for it: not a fault, and the GPU works. A program that reads the GPU's free or used memory from nvidia-smi (to choose a model, a batch or a device map) gets nothing there and may stop or misjudge the GPU.",
-    fix="""python -c "import torch; print(torch.cuda.mem_get_info())"   # free and total bytes as CUDA sees them; free -g for the memory the host shares""",
+    title={
+        "memory": "nvidia-smi does not report {gpu}'s {readings} ('Not Supported'): the GPU has none of its own to count",
+        "nvml": "the GPU tool cannot show {gpu}'s {readings} ('??', 'Not Supported'): NVML gives none for this GPU and driver",
+    },
+    why={
+        "memory": "This GPU shares the host's memory (unified memory: GB10 in DGX Spark, Grace), so nvidia-smi has no memory figure of its own to show for it: not a fault, and the GPU works. A program that reads the GPU's free or used memory from nvidia-smi (to choose a model, a batch or a device map) gets nothing there and may stop or misjudge the GPU.",
+        "nvml": "gpustat and nvidia-smi read utilisation and the processes on a GPU from NVML, which gives them only where the GPU and its driver support them: an older GeForce card on an older driver (a GT 650M on 390.144) returns Not Supported, shown as '??' and '(Not Supported)'. Not a fault, and the GPU computes; only the tool cannot show how busy it is or who uses it.",
+    },
+    fix={
+        "memory": """python -c "import torch; print(torch.cuda.mem_get_info())"   # free and total bytes as CUDA sees them; free -g for the memory the host shares""",
+        "nvml": "nvidia-smi --query-gpu=name,driver_version,utilization.gpu --format=csv   # [Not Supported] there too: the card and driver do not give it; a newer driver that still supports the card may; otherwise judge the job by its own step time, not the tool's utilisation",
+    },
 )
 
 
