@@ -74,7 +74,7 @@ SAID = re.compile(
     rb"(?:\bnot|n't|\bnever)\s+(?:be\s+|being\s+|been\s+|even\s+|actually\s+|really\s+)?(?:use|uses|using|used|utili[sz]\w*|run(?:s|ning)?\s+on|on)\s+"
     rb"(?:the\s+|my\s+|any\s+|a\s+)?(?:[\w-]+\s+)?GPUs?\b"
     rb"|\bGPUs?\s+(?:is\s+|are\s+|was\s+|were\s+)?(?:not|never)\s+(?:being\s+)?(?:used|utili[sz]ed)\b"
-    rb"|\bGPU[- ](?:usage|util\w*)\s+(?:is\s+|was\s+|stays\s+|at\s+)?0\b"
+    rb"|\bGPU[- ](?:usage|util\w*)\s+(?:is\s+|was\s+|stays\s+|at\s+)?(?:always\s+|still\s+)?0\b"  # "the Volatile GPU-Util is always 0"
     rb"|\bonly\s+(?:uses?|using|used|utili[sz]\w*)\s+(?:a\s+|one\s+|1\s+|the\s+first\s+)?(?:single\s+)?GPU\b"
     rb"|\b(?:unable to|can ?not|can't|cannot) use (?:the |my )?GPU"
     rb"|\bCPU\b[^.\n]{0,20}?\binstead of\s+(?:the\s+|my\s+|a\s+)?GPUs?\b",  # "# Training uses CPU instead of GPU"

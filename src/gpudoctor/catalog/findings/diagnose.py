@@ -606,6 +606,26 @@ the answer.""",
 )
 
 
+# A loss that grows by orders of magnitude in a run's progress lines (knowledge/progress.py `Progress.diverging`).
+LOSS_DIVERGING = FindingKind(
+    id="loss-diverging",
+    severity=Severity.WARN,
+    also=(Severity.INFO,),
+    when="warn (exit 1); info where the log shows the run ended (it got to its end; what it learned is in doubt)",
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste (a run's progress lines)",
+    summary="""A loss the run logs grows by three orders of magnitude or more across its progress lines and stays there
+(GFPGAN's `l_g_pix` from 2.6e24 to 3.7e29 in three iterations): the training diverges, with no line that calls it an
+error, since the numbers are still finite (when they reach nan or inf, [loss-not-finite](../patterns/loss-not-finite.md) says so).
+A loss that spikes once and comes back, one that grows as it should by less (a center loss as its centres separate), or
+one that is large and stays large is not this. It is the numbers' pattern, not a failure a line decides: a warning.""",
+    evidence="`loss`: its name; `from`: its smallest value before, with its line; `to`: its last value, with its line.",
+    title="the loss {key} grew from {low} to {high} in the lines shown (x{factor}): the training diverges",
+    why="A loss that grows by orders of magnitude means the updates make the model worse at every step: a learning rate too high for the batch or the GPU count (no warm-up), no gradient clipping, fp16 overflowing, or a bad batch that threw the weights off. The run goes on without an error until the numbers overflow to inf or nan, and what it saves after the growth began is of no use.",
+    fix="lower the learning rate (scale it with the total batch when there are fewer GPUs than the config was written for) or add warm-up, and clip gradients (torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)); restart from a checkpoint saved before the loss began to grow; torch.autograd.set_detect_anomaly(True) names the operation once it turns nan",
+)
+
+
 # NCCL's sockets on the loopback interface, and the nodes the log shows (knowledge/nccl_loopback.py).
 NCCL_SOCKET_LOOPBACK = FindingKind(
     id="nccl-socket-loopback",

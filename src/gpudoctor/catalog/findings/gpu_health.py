@@ -557,6 +557,26 @@ few microseconds""".split()),
 
 
 
+GPU_JOB_IDLE = FindingKind(
+    id="gpu-job-idle",
+    severity=Severity.WARN,
+    when="exit 1; only beside the reporter's words that the GPU does no work (a snapshot alone is a job between two steps)",
+    area=AREA,
+    emitted_by=SNAPSHOT,
+    summary="""Every GPU the snapshot shows is idle (5 % utilisation or less), one or more hold a job's memory (1 GiB or more: its
+weights and activations), and the reporter says the utilisation stays at 0 or the GPU is not used ("the Volatile GPU-Util
+is always 0", "Gpu-Util is 0%"). The job is on the GPU, and the GPU waits: on the input pipeline (images decoded and augmented by too
+few DataLoader workers, a slow disk or network file system), on work the program does on the CPU between steps, or on a
+stall (a lock, a collective another rank never joins). One snapshot alone reads the same as a job between two steps, so
+without the reporter's words it is not reported. The same reading without a job's memory is
+[gpu-not-used](gpu-not-used.md) (the job is not on the GPU at all).""",
+    evidence="Per GPU holding the job's memory: utilisation and memory used; `the reporter says`: the sentence, with its line.",
+    title="GPU job idle: {gpus} {hold} the job's memory but {compute} nothing ({util}), as the reporter says",
+    why="A GPU that holds a job's weights and activations and shows no utilisation, in the snapshot and as the reporter watches it, is waiting for its next batch or its next kernel: the job's time goes to its input pipeline (decoding and augmenting data on the CPU, too few DataLoader workers, a slow disk), to CPU work between steps, or to a stall. The GPU is not the bottleneck and the job runs slowly, or not at all.",
+    fix="py-spy dump --pid <PID>   # where the job's main thread waits: a DataLoader's next() or CPU work is the input pipeline (DataLoader(..., num_workers=<CPU cores>, pin_memory=True, persistent_workers=True); time the loader alone: for batch in loader: pass), a collective or a lock is a stall",
+)
+
+
 GPU_NOT_USED = FindingKind(
     id="gpu-not-used",
     severity=Severity.INFO,
