@@ -146,6 +146,17 @@ class TestSaidStopsHere:
         f = head(case("heldout24", "dalle-pytorch-172-three-gpu-deepspeed-start"))
         assert f.id == "log-said-hang"
 
+    def test_sibling_the_quoted_line_is_a_jit_extension_build(self):
+        f = head(case("heldout24", "dalle-pytorch-172-three-gpu-deepspeed-start"))
+        assert f.evidence["stage"] == "extension-build" and f.evidence["extensions root"] == "/home/zz/.cache/torch_extensions"
+        assert "find /home/zz/.cache/torch_extensions -name lock" in f.fix
+
+    def test_control_a_root_with_shell_characters_is_not_named(self):
+        text = ("# After this point it will not continue<Using /tmp/$(id)x as PyTorch extensions root... >\n\n"
+                "[2021-04-07 08:57:33,300] [INFO] [logging.py:60:log_dist] [Rank 0] DeepSpeed Final Optimizer = Adam\n")
+        f = found(text)["log-said-hang"]
+        assert f.evidence["stage"] != "extension-build" and "$(id)" not in f.fix
+
     def test_control_a_question(self):
         text = ("# Why will the training not continue after the first epoch?\n\n"
                 "[2021-04-07 08:57:33,300] [INFO] [logging.py:60:log_dist] [Rank 0] DeepSpeed Final Optimizer = Adam\n")

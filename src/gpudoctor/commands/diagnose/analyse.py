@@ -307,7 +307,7 @@ def said_hang(d: Diagnosis, answer: Finding) -> Optional[Finding]:
     if last is not None and stopped.whose == "log":
         evidence["last line"] = f"line {last[0]}: {last[1][:300]}"
     detail = stopped.detail
-    key = {"training": "step", "rendezvous-partial": "joined", "rendezvous-all": "joined"}.get(stopped.stage)
+    key = {"training": "step", "rendezvous-partial": "joined", "rendezvous-all": "joined", "extension-build": "extensions root"}.get(stopped.stage)
     key = key or ("set-up at" if stopped.stage.endswith(("setup-at", "setup-said")) else "cut" if stopped.stage.endswith("cut") else "")
     if detail and key:
         evidence[key] = detail
