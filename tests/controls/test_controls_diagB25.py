@@ -130,6 +130,12 @@ class TestLossDiverging:
     def test_control_a_spike_that_recovers(self):
         assert "loss-diverging" not in found(GFPGAN.format(a="0.0213", b="2629.7591", c="0.0209"))
 
+    def test_control_fp16_loss_scale_growing(self):
+        # DeepSpeed's step lines: the dynamic loss scale doubles back up after an overflow, as it should
+        text = "".join(f"[Rank 0] step={n}, skipped=1, lr=[0.0001], mom=[(0.9, 0.999)], loss_scale={s}, loss=2.31\n"
+                       for n, s in ((10, 1), (20, 1024), (30, 65536)))
+        assert "loss-diverging" not in found(text)
+
     def test_control_a_loss_that_grows_as_it_should(self):
         assert "loss-diverging" not in found(CENTER)
 

@@ -323,7 +323,7 @@ class Progress(WholeLines):
                 for m in LOSS_VALUE.finditer(text):
                     series.setdefault(m["key"].decode("ascii").lower(), []).append((n, float(m["value"]), text))
             for key, values in series.items():
-                if len(values) < DIVERGED_LINES:
+                if len(values) < DIVERGED_LINES or NOT_A_LOSS.search(key):
                     continue
                 n, last, text = values[-1]
                 low = min((v for _, v, _ in values[:-1] if v > 0), default=0.0)
@@ -343,6 +343,9 @@ LOSS_VALUE = re.compile(
 # separate, dev8w's caffe log), nor one that is large and stays (an RL loss near 3.5e10 over a whole run, heldout22w).
 GROWTH = 1e3
 DIVERGED_AT = 1e4
+# A name with "loss" in it that is no loss: fp16's dynamic loss scale grows by powers of two as it should (DeepSpeed's
+# "loss_scale=65536", fairseq's "loss_scale 128"), and a loss's weight or count is a setting
+NOT_A_LOSS = re.compile(r"scal|weight|coef|count|num|lambda|factor|ratio")
 DIVERGED_LINES = 3
 
 
