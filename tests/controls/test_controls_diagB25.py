@@ -115,6 +115,10 @@ class TestGpuJobIdle:
     def test_control_the_snapshot_alone(self):
         assert "gpu-job-idle" not in found(BUSY_MEMORY.format(util=" 0"))
 
+    def test_sibling_the_title_says_0_percent_gpu_utilization(self):
+        f = head("# 0% GPU utilization\n\n" + BUSY_MEMORY.format(util=" 0"))
+        assert f.id == "gpu-job-idle" and f.severity is Severity.WARN
+
     def test_control_busy_while_said(self):
         assert "gpu-job-idle" not in found(SAID_ZERO + BUSY_MEMORY.format(util="97"))
 
@@ -126,6 +130,10 @@ class TestLossDiverging:
         text = GFPGAN.format(a="2629759188236749127024640.0000", b="11709304853075945115046903808.0000", c="367913792503799026153313796096.0000")
         f = head(text)
         assert f.id == "loss-diverging" and f.severity is Severity.WARN and "l_g_pix" in f.title
+
+    def test_sibling_a_json_log_quotes_its_values(self):
+        text = "".join(f'{{"epoch": {e}, "loss": "{v}", "lr": "0.0005"}}\n' for e, v in ((1, "6.02"), (2, "8410.5"), (3, "39012345.6")))
+        assert head(text).id == "loss-diverging"
 
     def test_control_a_spike_that_recovers(self):
         assert "loss-diverging" not in found(GFPGAN.format(a="0.0213", b="2629.7591", c="0.0209"))

@@ -333,10 +333,11 @@ class Progress(WholeLines):
         return None
 
 
-# A loss a progress line logs, by its name and value: "loss: 1.23", "train_loss=6.58e-02", "'loss': 3.2", BasicSR's
+# A loss a progress line logs, by its name and value: "loss: 1.23", "train_loss=6.58e-02", "'loss': 3.2", a JSON log's
+# '"loss": "6.02"', fairseq's "| loss 6.02 |", BasicSR's
 # "l_g_pix: 2629759188236749127024640.0000" (its losses are named l_<what>, TencentARC/GFPGAN#270)
 LOSS_VALUE = re.compile(
-    rb"(?<![\w/.])(?P<key>\w*loss\w*|l_[a-z]\w*)['\"]?\s?[:=]\s?(?P<value>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)(?![\w.])", re.IGNORECASE)
+    rb"(?<![\w/.])(?P<key>\w*loss\w*|l_[a-z]\w*)(?:['\"]?\s?[:=]\s?['\"]?| )(?P<value>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)(?![\w.])", re.IGNORECASE)
 # A loss that diverges: in DIVERGED_LINES or more lines of one kind its last value is GROWTH times the smallest before it
 # (three orders of magnitude: no schedule or curriculum moves a loss that far up; heldout24's GFPGAN#270 grows five in
 # three lines) and DIVERGED_AT or more. Not a loss that grows as it should (a center loss from 0.5 to 87 as its centres
