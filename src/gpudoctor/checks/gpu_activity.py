@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from gpudoctor.catalog.findings.gpu_health import (
     GPU_COLLECTIVE_SPIN,
+    GPU_JOB_IDLE,
     GPU_MEMORY_UNEVEN,
     GPU_MEMORY_WITHOUT_PROCESS,
     GPU_NOT_USED,
@@ -198,6 +199,27 @@ def not_used(gpus: Sequence[GpuActivity], said: str = "") -> list[Finding]:
     )]
 
 
+def job_idle(gpus: Sequence[GpuActivity], said: str = "") -> list[Finding]:
+    """Every GPU shown idle while one or more hold a job's memory, beside the reporter's sentence that the GPU's
+    utilisation stays at 0 or the job does not use it (`said`): the job is on the GPU and the GPU waits (warn). Without
+    the sentence nothing: one snapshot of a job between two steps reads the same. Written from heldout24's
+    pytorch/examples#470 ("the Volatile GPU-Util is always 0": 9584 MiB at 0 %) and heldout11's PixelLink#135 (6671 MiB
+    at 0 %), issue 35, diagB25."""
+    if not said or not gpus or any(_util(g) is None or _mem(g) is None for g in gpus):
+        return []
+    if any((_util(g) or 0) > IDLE_PCT for g in gpus):
+        return []
+    held = [g for g in gpus if (_mem(g) or 0) >= JOB_MIB]
+    if not held:
+        return []  # (no job's memory either: gpu-not-used)
+    one = len(held) == 1
+    return [GPU_JOB_IDLE(
+        evidence={_short(g): _figures(g) for g in held} | {"the reporter says": said},
+        gpus=_names(held), hold="holds" if one else "hold", compute="computes" if one else "compute",
+        util=", ".join(f"{_util(g):g} %" for g in held),
+    )]
+
+
 def memory_uneven(gpus: Sequence[GpuActivity]) -> list[Finding]:
     """Among GPUs that work, one holding UNEVEN times another's memory; warn when it is FULL_SHARE full."""
     busy = [g for g in gpus if (_util(g) or 0) >= WORKING_PCT and (_mem(g) or 0) >= JOB_MIB]
@@ -283,5 +305,6 @@ def process_on_every_gpu(processes: Sequence[ProcessUse] | Unavailable) -> list[
 
 def activity_findings(gpus: Sequence[GpuActivity], processes: Sequence[ProcessUse] | Unavailable = NOT_SHOWN,
                       hang_said: bool = False, unused_said: str = "") -> list[Finding]:
-    return (collective_spin(gpus, hang_said) + rank_idle(gpus, processes, hang_said) + unused(gpus) + not_used(gpus, unused_said) + memory_uneven(gpus)
+    return (collective_spin(gpus, hang_said) + rank_idle(gpus, processes, hang_said) + unused(gpus) + not_used(gpus, unused_said)
+            + job_idle(gpus, unused_said) + memory_uneven(gpus)
             + memory_without_process(gpus, processes) + process_on_every_gpu(processes))

@@ -83,7 +83,7 @@ SAID_FAILED = frozenset({"log-said-hang"})
 # mean the snapshot is not healthy, so exit 1, "ok": false. Their info cases, which do not
 # decide, exit 0; in `check` the hardware warnings keep warn's exit 0.
 SNAPSHOT_FAULTS = frozenset({
-    "gpu-collective-spin", "gpu-rank-idle", "gpu-memory-uneven", "gpu-memory-without-process", "gpu-process-on-every-gpu",
+    "gpu-collective-spin", "gpu-rank-idle", "gpu-job-idle", "gpu-memory-uneven", "gpu-memory-without-process", "gpu-process-on-every-gpu",
     "gpu-reading-failed", "gpu-dcgm-failed",
     "gpu-row-remap-pending", "gpu-clocks-slowdown", "gpu-temperature-high", "gpu-pcie-link-degraded", "gpu-nvlink-degraded",
 })

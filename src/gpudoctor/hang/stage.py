@@ -22,6 +22,11 @@ the ranks' traces.
 - `cut`: the paste, not the job, ends there: its last line stops inside a block the program prints whole (an argument
   dump whose brace is never closed, `Args {` with no `}`; a dict cut after a key) or inside a line (a logger's stamp
   with no message after it): the job got further than the paste shows, so it is no place the job stopped;
+- `extension-build`: the last line the log shows, or the line the reporter's words quote as where it stops, is torch's
+  "Using <dir> as PyTorch extensions root..." (torch.utils.cpp_extension's JIT build of an op: DeepSpeed's, ColossalAI's, a
+  project's CUDA kernels), with no step after it: the build runs, or waits on the lock a killed build left in that folder
+  (lucidrains/DALLE-pytorch#172's title: "it will not continue<Using /home/zz/.cache/torch_extensions as PyTorch extensions
+  root... >");
 - `unshown`: the log shows none of the program's lines near the sentence.
 
 An inference server's log (knowledge/serving.py: TGI's launcher, vLLM, SGLang, ollama, Triton, llama.cpp's server) gets
@@ -129,13 +134,22 @@ def stage(lines: Sequence[tuple[int, str]], said: Optional[tuple[int, str]] = No
     if any(REQUEST.search(text) or READY.search(text) for _, text in lines[-LOOKED_BACK:]) and found.stage not in ("cut", "unshown"):
         # requests taken, or the server up and waiting for them: it hangs serving them
         found = Stopped("requests", next((n, t) for n, t in reversed(lines) if REQUEST.search(t) or READY.search(t)))
-    kind = {"rendezvous": "setup", "rendezvous-partial": "setup", "rendezvous-all": "setup", "setup-said": "setup", "training": "unshown",
+    kind = {"rendezvous": "setup", "rendezvous-partial": "setup", "rendezvous-all": "setup", "setup-said": "setup", "extension-build": "setup", "training": "unshown",
             "evaluation": "unshown"}.get(found.stage, found.stage)  # (the reporter's words of a step: no server's)
     return Stopped(f"serving-{kind}", found.line if kind != "unshown" else None, found.detail if kind in ("setup-at", "cut") else "", found.whose)
 
 
+# torch.utils.cpp_extension's line as it starts a JIT build or load, with the folder it builds in (and takes its lock in):
+# a path of plain characters only, since the fix names it in a command (no quote, `$`, `;` or backquote from a log)
+EXTENSION_ROOT = re.compile(r"\bUsing (?P<root>[\w./~+-]+) as PyTorch extensions root")
+
+
 def job_stage(lines: Sequence[tuple[int, str]], said: Optional[tuple[int, str]]) -> Stopped:
     """The stage a training job's log stops at (see `stage`)."""
+    if lines and (m := EXTENSION_ROOT.search(lines[-1][1])):
+        return Stopped("extension-build", lines[-1], m["root"])
+    if said is not None and (m := EXTENSION_ROOT.search(said[1])) and not any(PROGRESS.search(t) for _, t in lines[-LOOKED_BACK:]):
+        return Stopped("extension-build", said, m["root"], "said")  # (the reporter quotes the line it stops at)
     cut = cut_by_paste(lines)
     if cut is not None:
         return cut

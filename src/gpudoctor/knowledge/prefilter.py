@@ -73,6 +73,9 @@ TRIGGERS = (
     "is not a valid",  # a program refusing a value (evidence.py's "invalid")
     " toolbox.",  # MATLAB's "gpuDeviceCount requires Parallel Computing Toolbox." (patterns/classes22c.py)
     "found from :",  # torch.compile's notice before the stack it found an op in (signs.NOTICE_STACK): its frames are no traceback
+    # torch's warning for a GPU its build has no kernels for, by its other lines (patterns/cuda.py cuda-no-kernel-image)
+    "install supports cuda capabilities",
+    "gpu with pytorch, please check",
     # a loss that turned NaN / Inf in a step line (patterns/training.py): nothing else in such a line says failure
     "loss nan",
     "loss: nan",

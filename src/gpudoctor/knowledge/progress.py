@@ -128,9 +128,10 @@ TRACED = re.compile(rb"Traceback \(most recent call last\)|(?:[\w.]+\.)?[A-Z]\w*
 
 @dataclass
 class Kind:
-    """One kind of progress line (its words, its numbers aside): its last occurrences (line, its bytes)."""
+    """One kind of progress line (its words, its numbers aside): its first occurrence and its last ones (line, its bytes)."""
 
     last: deque = field(default_factory=lambda: deque(maxlen=KEPT))
+    first: tuple = ()
 
 
 class Progress(WholeLines):
@@ -187,7 +188,7 @@ class Progress(WholeLines):
             ended = not progress and any(w in low for w in END_WORDS) and run_end(line.decode("utf-8", "replace"))
             marks = (b"back" in low, b"start" in low or b"begin" in low, b"error" in low or b"exception" in low or b"traceback" in low, ended)
             if progress and len(self.kinds) < KINDS:
-                self.kinds[key] = Kind()
+                self.kinds[key] = Kind(first=(number, line))
                 self.kinds[key].last.append((number, line))
             elif not any(marks):
                 self.remember_plain(key)
@@ -306,6 +307,47 @@ class Progress(WholeLines):
             if best is None or later[0][0] < best[0]:
                 best = later[0]
         return (best[0], shown(best[1])) if best is not None else None
+
+
+    def diverging(self) -> Optional[tuple[str, tuple[int, float, str], tuple[int, float, str]]]:
+        """(the loss's name, (line, value, text) of its first value shown, and of its last) where a loss a kind of progress
+        line logs grows by orders of magnitude and stays there (DIVERGED), or None. Of each kind its first line and its
+        last KEPT are read: the last value is at least GROWTH times the smallest before it and at least DIVERGED_AT, and
+        no lower than half the largest (a spike the run got over is not it)."""
+        for kind in self.kinds.values():
+            seen = ([kind.first] if kind.first else []) + [x for x in kind.last if not kind.first or x[0] != kind.first[0]]
+            if len(seen) < DIVERGED_LINES:
+                continue
+            series: dict[str, list[tuple[int, float, bytes]]] = {}
+            for n, text in seen:
+                for m in LOSS_VALUE.finditer(text):
+                    series.setdefault(m["key"].decode("ascii").lower(), []).append((n, float(m["value"]), text))
+            for key, values in series.items():
+                if len(values) < DIVERGED_LINES or NOT_A_LOSS.search(key):
+                    continue
+                n, last, text = values[-1]
+                low = min((v for _, v, _ in values[:-1] if v > 0), default=0.0)
+                if low and last >= DIVERGED_AT and last >= GROWTH * low and last >= max(v for _, v, _ in values) / 2:
+                    at = next(x for x in values if x[1] == low)
+                    return key, (at[0], low, shown(at[2])), (n, last, shown(text))
+        return None
+
+
+# A loss a progress line logs, by its name and value: "loss: 1.23", "train_loss=6.58e-02", "'loss': 3.2", a JSON log's
+# '"loss": "6.02"', fairseq's "| loss 6.02 |", BasicSR's
+# "l_g_pix: 2629759188236749127024640.0000" (its losses are named l_<what>, TencentARC/GFPGAN#270)
+LOSS_VALUE = re.compile(
+    rb"(?<![\w/.])(?P<key>\w*loss\w*|l_[a-z]\w*)(?:['\"]?\s?[:=]\s?['\"]?| )(?P<value>\d+(?:\.\d*)?(?:[eE][-+]?\d+)?)(?![\w.])", re.IGNORECASE)
+# A loss that diverges: in DIVERGED_LINES or more lines of one kind its last value is GROWTH times the smallest before it
+# (three orders of magnitude: no schedule or curriculum moves a loss that far up; heldout24's GFPGAN#270 grows five in
+# three lines) and DIVERGED_AT or more. Not a loss that grows as it should (a center loss from 0.5 to 87 as its centres
+# separate, dev8w's caffe log), nor one that is large and stays (an RL loss near 3.5e10 over a whole run, heldout22w).
+GROWTH = 1e3
+DIVERGED_AT = 1e4
+# A name with "loss" in it that is no loss: fp16's dynamic loss scale grows by powers of two as it should (DeepSpeed's
+# "loss_scale=65536", fairseq's "loss_scale 128"), and a loss's weight or count is a setting
+NOT_A_LOSS = re.compile(r"scal|weight|coef|count|num|lambda|factor|ratio")
+DIVERGED_LINES = 3
 
 
 # A value that is not a finite number, as logs print it (Python's nan/inf, numpy's, C's -nan).

@@ -45,7 +45,8 @@ HANG = re.compile(
     r"|\b(?:freez(?:es|ing|e)|froze)(?=\s*(?:$|[.,!:;)(]|(?:at|on|in|after|when|while|during|and|with|forever|up|completely|again|there|here)\b))"
     r"|\b(?:is|are|was|were|got|gets|get|be|been|seems?) frozen\b"
     r"|\bno (?:more )?progress\b|\bnothing (?:happens|happened|is done|more happens)\b|\bwait(?:s|ing)? forever\b"
-    r"|\b(?:does not|doesn't|did not|didn't|never) (?:move|proceed|continue)(?=\s*(?:[.,!:;]|$|on\b|forward|at all|any ?further|past|beyond|after))"
+    # (and "it will not continue<Using ... extensions root...>": a title that names the pasted point it stops at, lucidrains/DALLE-pytorch#172)
+    r"|\b(?:does not|doesn't|did not|didn't|never|will not|won't) (?:move|proceed|continue)(?=\s*(?:[.,!:;<]|$|on\b|forward|at all|any ?further|past|beyond|after))"
     r"|\bno more output\b"
     # nothing printed past a point: "there is no log information after downloading the data" (kubeflow/trainer#1601)
     r"|\bno (?:more |further |new )?(?:training )?(?:logs?(?: information| output)?|output) (?:after|since|beyond|past)\b",

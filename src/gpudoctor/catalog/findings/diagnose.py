@@ -217,7 +217,7 @@ one, "stuck at \\"initializing ddp\\"", "after 3-5 epochs", the sentence's line,
 `stage`; `joined` (cases `rendezvous-partial`, `rendezvous-all`): how many ranks logged joining ("MEMBER: 1/4");
 `step` (case `training`): the last step, iteration or epoch; `set-up at` (cases `setup-at`, `setup-said`): what set-up
 printed last, or the set-up step the reporter names where the log shows none of the program's lines;
-`cut` (case `cut`): where the paste stops; `server` (cases `serving-*`): the line that shows the log is a server's.""",
+`cut` (case `cut`): where the paste stops; `extensions root` (case `extension-build`): the folder torch builds the op in; `server` (cases `serving-*`): the line that shows the log is a server's.""",
     title={
         "rendezvous": "the reporter says it hangs (line {said}): it stops in the rendezvous, at init_process_group ({shown} line {last})",
         "rendezvous-partial": "the reporter says it hangs (line {said}): it stops in the rendezvous, where only {joined} ({shown} line {last})",
@@ -228,6 +228,7 @@ printed last, or the set-up step the reporter names where the log shows none of 
         "training": "the reporter says it hangs (line {said}): it stops mid-training ({step}; {shown} line {last})",
         "evaluation": "the reporter says it hangs (line {said}): it stops at an evaluation or a checkpoint ({shown} line {last})",
         "cut": "the reporter says it hangs (line {said}); the paste is cut at line {last}, {cut}: it does not show where the job stopped",
+        "extension-build": "the reporter says it hangs (line {said}): it stops as torch builds or loads a JIT extension in {at} ({shown} line {last})",
         "unshown": "the reporter says it hangs (line {said}); the log does not show where it stopped",
         "serving-setup": "the reporter says the server hangs (line {said}): it stops while the server starts ({shown} line {last})",
         "serving-setup-at": "the reporter says the server hangs (line {said}): it stops while the server starts, after {at} ({shown} line {last})",
@@ -251,6 +252,10 @@ printed last, or the set-up step the reporter names where the log shows none of 
         "and wait there for it; a long evaluation outlives the collective's timeout, and one that only some ranks run (a "
         "`dist` call inside `if rank == 0:`) never returns.",
         "cut": _CUT_WHY,
+        "extension-build": "torch.utils.cpp_extension builds an op the first time it is loaded (DeepSpeed's and ColossalAI's ops, a "
+        "project's CUDA kernels) in the extensions root it prints, and takes a lock file there first so that one process builds "
+        "while the others wait. A build killed before it ended (Ctrl-C, an OOM kill, a job's time limit) leaves that lock, and "
+        "every later run waits on it forever without a message; a first build on a slow machine also takes minutes with nothing printed.",
         "unshown": "A job that stops moving without an error waits somewhere: in the rendezvous, in a collective a rank "
         "never reaches, in a data loader. The log does not show where this one stopped.",
         "serving-setup": _SERVING_SETUP_WHY,
@@ -273,6 +278,9 @@ printed last, or the set-up step the reporter names where the log shows none of 
         "evaluation": f"{_PY_SPY}; run the evaluation or the save on every rank, or end rank 0's with dist.barrier() and "
         f"give init_process_group(timeout=...) the time it takes; {_RUN}",
         "cut": f"{_CUT_FIX}; then {_PY_SPY}; {_RUN}",
+        "extension-build": "py-spy dump --pid PID   # a wait in torch's FileBaton.wait is the build lock; then, with no build running: "
+        "find {at} -name lock   # remove the op's build folder that holds it (rm -rf {at}/<op>), or give the run a fresh "
+        "TORCH_EXTENSIONS_DIR=/tmp/torch_ext_$USER; a build still running: wait for it, or pre-build the ops (DS_BUILD_OPS=1 pip install deepspeed)",
         "unshown": f"{_PY_SPY}; NCCL_DEBUG=INFO TORCH_DISTRIBUTED_DEBUG=DETAIL; NCCL_P2P_DISABLE=1 to rule out P2P (PCIe ACS "
         f"on GPUs behind switches); {_RUN}",
         "serving-setup": _SERVING_SETUP_FIX,
@@ -603,6 +611,26 @@ the answer.""",
     # (nvidia-smi first: it decides for any program; the framework's own check after it, PyTorch's and TensorFlow's, as
     # the development audit found this fix misfitting TensorFlow, Blender and C++ jobs when it opened with torch's)
     fix="nvidia-smi   # while the job runs: no process of the job = it runs on the CPU (then in the job's environment: python -c \"import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.device_count())\" for PyTorch, python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\" for TensorFlow, the program's own device option otherwise); its process holding memory at 0 % = the GPU waits on data loading; one GPU of several busy = one process (torchrun --nproc_per_node <GPUs>, horovodrun -np <GPUs>), or another GPU than the chosen one (CUDA_VISIBLE_DEVICES=<n> python train.py: set before the program starts)",
+)
+
+
+# A loss that grows by orders of magnitude in a run's progress lines (knowledge/progress.py `Progress.diverging`).
+LOSS_DIVERGING = FindingKind(
+    id="loss-diverging",
+    severity=Severity.WARN,
+    also=(Severity.INFO,),
+    when="warn (exit 1); info where the log shows the run ended (it got to its end; what it learned is in doubt)",
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste (a run's progress lines)",
+    summary="""A loss the run logs grows by three orders of magnitude or more across its progress lines and stays there
+(GFPGAN's `l_g_pix` from 2.6e24 to 3.7e29 in three iterations): the training diverges, with no line that calls it an
+error, since the numbers are still finite (when they reach nan or inf, [loss-not-finite](../patterns/loss-not-finite.md) says so).
+A loss that spikes once and comes back, one that grows as it should by less (a center loss as its centres separate), or
+one that is large and stays large is not this. It is the numbers' pattern, not a failure a line decides: a warning.""",
+    evidence="`loss`: its name; `from`: its smallest value before, with its line; `to`: its last value, with its line.",
+    title="the loss {key} grew from {low} to {high} in the lines shown (x{factor}): the training diverges",
+    why="A loss that grows by orders of magnitude means the updates make the model worse at every step: a learning rate too high for the batch or the GPU count (no warm-up), no gradient clipping, fp16 overflowing, or a bad batch that threw the weights off. The run goes on without an error until the numbers overflow to inf or nan, and what it saves after the growth began is of no use.",
+    fix="lower the learning rate (scale it with the total batch when there are fewer GPUs than the config was written for) or add warm-up, and clip gradients (torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)); restart from a checkpoint saved before the loss began to grow; torch.autograd.set_detect_anomaly(True) names the operation once it turns nan",
 )
 
 

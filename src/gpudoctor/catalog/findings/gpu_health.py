@@ -265,23 +265,32 @@ GPU_READING_FAILED = FindingKind(
     id="gpu-reading-failed",
     severity=Severity.INFO,
     also=(Severity.WARN,),
-    when="warn when every reading of the GPU failed",
+    when="warn when every reading of the GPU failed, or the driver's CUDA version (case `cuda`)",
     area=AREA,
     emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi`)",
     summary="""The `nvidia-smi` table shows `ERR!` in a reading of a GPU it reached (fan, temperature,
 performance state, power draw or cap). One failed field is a sensor or a passing read failure,
 not a lost GPU; `ERR!` in the temperature, performance state and power draw together is a GPU
-that answers nothing, which may be lost: `nvidia-smi -q` and the kernel log decide.""",
-    evidence="`ERR!`: the readings that failed.",
+that answers nothing, which may be lost: `nvidia-smi -q` and the kernel log decide. `ERR!` in the
+header's `CUDA Version` (case `cuda`) is the driver's reading, not a GPU's: nvidia-smi asks the user-mode
+CUDA driver library (libcuda) for it, the library every CUDA program starts from, and it did not answer;
+`N/A` there is no failed reading.""",
+    evidence="`ERR!`: the readings that failed; `line` (case `cuda`): the header line.",
     title={
         "some": "nvidia-smi could not read {gpu}'s {readings} (ERR!); it answered for the rest",
         "every": "nvidia-smi read none of {gpu}'s sensors (ERR! in {readings})",
+        "cuda": "nvidia-smi could not read the driver's CUDA version (CUDA Version: ERR!): the CUDA driver library did not answer",
     },
     why={
         "some": "nvidia-smi could not take this reading, but the GPU answered for the rest of its row: a sensor or a passing read failure, not a lost GPU.",
         "every": "Every reading of this GPU failed, though nvidia-smi still holds it: it may have fallen off the bus. nvidia-smi -q and the kernel log (Xid 79) decide whether it is lost.",
+        "cuda": "nvidia-smi reads the CUDA version from the user-mode CUDA driver library (libcuda.so.1), the one torch and every CUDA program load to start CUDA. It reached the GPUs through NVML but that library did not answer: a libcuda of another driver version than the one loaded, or one that fails to initialise. CUDA programs may then fail to start CUDA (torch.cuda.is_available() False, 'CUDA driver initialization failed'); the program's own check decides.",
     },
-    fix="nvidia-smi -q -i {index}; sudo dmesg | grep -i xid  # 'Unable to determine the device handle' or Xid 79 there: the GPU is lost; readings back: it was a passing failure",
+    fix={
+        "some": "nvidia-smi -q -i {index}; sudo dmesg | grep -i xid  # 'Unable to determine the device handle' or Xid 79 there: the GPU is lost; readings back: it was a passing failure",
+        "every": "nvidia-smi -q -i {index}; sudo dmesg | grep -i xid  # 'Unable to determine the device handle' or Xid 79 there: the GPU is lost; readings back: it was a passing failure",
+        "cuda": "python -c \"import torch; print(torch.cuda.is_available()); torch.zeros(1).cuda()\"   # False or an error: CUDA cannot start; then ldconfig -p | grep libcuda.so   # one libcuda.so.1, of the driver's version (nvidia-smi's 'Driver Version'); reinstall the driver's user-mode libraries to match",
+    },
 )
 
 
@@ -289,15 +298,26 @@ GPU_READING_UNSUPPORTED = FindingKind(
     id="gpu-reading-unsupported",
     severity=Severity.INFO,
     area=AREA,
-    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi`)",
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `nvidia-smi` or `gpustat`)",
     summary="""The `nvidia-smi` table shows `Not Supported` in a GPU's memory column: the GPU has no memory of
 its own for nvidia-smi to count (it shares the host's: GB10 in DGX Spark, Grace's unified memory). Not a
 fault, and no reading that failed (that is `ERR!`, [gpu-reading-failed](gpu-reading-failed.md)); but a
-program that reads the GPU's memory from nvidia-smi gets nothing there.""",
+program that reads the GPU's memory from nvidia-smi gets nothing there. Case `nvml`: gpustat shows `??` for a GPU's
+utilisation or `(Not Supported)` for its processes: NVML gives neither for that GPU and driver (an older GeForce
+card on an older driver), also no fault.""",
     evidence="`Not Supported`: the readings nvidia-smi does not give for the GPU.",
-    title="nvidia-smi does not report {gpu}'s {readings} ('Not Supported'): the GPU has none of its own to count",
-    why="This GPU shares the host's memory (unified memory: GB10 in DGX Spark, Grace), so nvidia-smi has no memory figure of its own to show for it: not a fault, and the GPU works. A program that reads the GPU's free or used memory from nvidia-smi (to choose a model, a batch or a device map) gets nothing there and may stop or misjudge the GPU.",
-    fix="""python -c "import torch; print(torch.cuda.mem_get_info())"   # free and total bytes as CUDA sees them; free -g for the memory the host shares""",
+    title={
+        "memory": "nvidia-smi does not report {gpu}'s {readings} ('Not Supported'): the GPU has none of its own to count",
+        "nvml": "the GPU tool cannot show {gpu}'s {readings} ('??', 'Not Supported'): NVML gives none for this GPU and driver",
+    },
+    why={
+        "memory": "This GPU shares the host's memory (unified memory: GB10 in DGX Spark, Grace), so nvidia-smi has no memory figure of its own to show for it: not a fault, and the GPU works. A program that reads the GPU's free or used memory from nvidia-smi (to choose a model, a batch or a device map) gets nothing there and may stop or misjudge the GPU.",
+        "nvml": "gpustat and nvidia-smi read utilisation and the processes on a GPU from NVML, which gives them only where the GPU and its driver support them: an older GeForce card on an older driver (a GT 650M on 390.144) returns Not Supported, shown as '??' and '(Not Supported)'. Not a fault, and the GPU computes; only the tool cannot show how busy it is or who uses it.",
+    },
+    fix={
+        "memory": """python -c "import torch; print(torch.cuda.mem_get_info())"   # free and total bytes as CUDA sees them; free -g for the memory the host shares""",
+        "nvml": "nvidia-smi --query-gpu=name,driver_version,utilization.gpu --format=csv   # [Not Supported] there too: the card and driver do not give it; a newer driver that still supports the card may; otherwise judge the job by its own step time, not the tool's utilisation",
+    },
 )
 
 
@@ -535,6 +555,26 @@ intel_iommu=off / amd_iommu=off on the kernel command line); rerun p2pBandwidthL
 few microseconds""".split()),
 )
 
+
+
+GPU_JOB_IDLE = FindingKind(
+    id="gpu-job-idle",
+    severity=Severity.WARN,
+    when="exit 1; only beside the reporter's words that the GPU does no work (a snapshot alone is a job between two steps)",
+    area=AREA,
+    emitted_by=SNAPSHOT,
+    summary="""Every GPU the snapshot shows is idle (5 % utilisation or less), one or more hold a job's memory (1 GiB or more: its
+weights and activations), and the reporter says the utilisation stays at 0 or the GPU is not used ("the Volatile GPU-Util
+is always 0", "Gpu-Util is 0%"). The job is on the GPU, and the GPU waits: on the input pipeline (images decoded and augmented by too
+few DataLoader workers, a slow disk or network file system), on work the program does on the CPU between steps, or on a
+stall (a lock, a collective another rank never joins). One snapshot alone reads the same as a job between two steps, so
+without the reporter's words it is not reported. The same reading without a job's memory is
+[gpu-not-used](gpu-not-used.md) (the job is not on the GPU at all).""",
+    evidence="Per GPU holding the job's memory: utilisation and memory used; `the reporter says`: the sentence, with its line.",
+    title="GPU job idle: {gpus} {hold} the job's memory but {compute} nothing ({util}), as the reporter says",
+    why="A GPU that holds a job's weights and activations and shows no utilisation, in the snapshot and as the reporter watches it, is waiting for its next batch or its next kernel: the job's time goes to its input pipeline (decoding and augmenting data on the CPU, too few DataLoader workers, a slow disk), to CPU work between steps, or to a stall. The GPU is not the bottleneck and the job runs slowly, or not at all.",
+    fix="py-spy dump --pid <PID>   # where the job's main thread waits: a DataLoader's next() or CPU work is the input pipeline (DataLoader(..., num_workers=<CPU cores>, pin_memory=True, persistent_workers=True); time the loader alone: for batch in loader: pass), a collective or a lock is a stall",
+)
 
 
 GPU_NOT_USED = FindingKind(

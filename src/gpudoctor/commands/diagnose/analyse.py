@@ -32,18 +32,23 @@ from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
 from gpudoctor.knowledge.mentions import ends_in_failure, lead_first
 from gpudoctor.launch.rundir import OUTCOME_FILE
 from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
-from gpudoctor.catalog.findings.gpu_health import GPU_NOT_USED
+from gpudoctor.catalog.findings.gpu_health import GPU_JOB_IDLE, GPU_NOT_USED
 from gpudoctor.catalog.findings.diagnose import (
     FILES_NOT_READ,
     LOG_INCONCLUSIVE,
     LOG_NO_FAILURE,
     LOG_SAID_HANG,
+    LOSS_DIVERGING,
     PICKLE_REFUSED,
     RANK_EXCEPTION,
 )
 
 if TYPE_CHECKING:
     from gpudoctor.hang.folder import FolderVerdict
+
+# A GPU tool's reading that the reporter's words decide (their warnings): the GPU idle with no job on it, or holding the
+# job's memory while the reporter says its utilisation stays at 0 (checks/gpu_activity.py)
+AGREED = (GPU_NOT_USED.id, GPU_JOB_IDLE.id)
 
 
 def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
@@ -76,10 +81,10 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     # (an idle GPU's reading decides that the job is not on it beside the reporter's words that it does not use the GPU)
     unused_said = d.gpus_unused.said_line() if d.gpus_unused is not None else ""
     read = smi.findings(hang_said, unused_said)
-    agreed = [f for f in read if f.id == GPU_NOT_USED.id and f.severity is Severity.WARN]  # the reading and the reporter's words agree
+    agreed = [f for f in read if f.id in AGREED and f.severity is Severity.WARN]  # the reading and the reporter's words agree
     findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + [f for f in read if f not in agreed]
     findings += ranks_shown(d, findings)
-    for shown in agreed + settings_shown(d, findings + agreed):  # (a warning after the failures and warnings the log names, before the notices)
+    for shown in agreed + settings_shown(d, findings + agreed) + numbers_shown(d):  # (a warning after the failures and warnings the log names, before the notices)
         findings.insert(verdict_place(findings) if shown.severity is Severity.WARN else len(findings), shown)
     answer: Optional[Finding] = None
     data["root_cause"] = first_failure(d, traced, data.pop("error_file_root_cause", None))
@@ -124,9 +129,21 @@ def settings_shown(d: Diagnosis, findings: list[Finding]) -> list[Finding]:
     """What the log's start-up lines show of the job's setting where no line names it a failure: GPUs found and left
     unused, or a thread's title that says so beside a log that decides nothing (knowledge/gpus_unused.py); NCCL's sockets
     on the loopback in a job across machines (knowledge/nccl_loopback.py)."""
-    decided = bool(d.ended) or any(f.severity is Severity.ERROR or f.id == GPU_NOT_USED.id and f.severity is Severity.WARN for f in findings)
+    decided = bool(d.ended) or any(f.severity is Severity.ERROR or f.id in AGREED and f.severity is Severity.WARN for f in findings)
     out = d.gpus_unused.findings(bool(d.ended), decided) if d.gpus_unused is not None else []
     return out + (d.nccl_loopback.findings() if d.nccl_loopback is not None else [])
+
+
+def numbers_shown(d: Diagnosis) -> list[Finding]:
+    """What the run's progress lines show in their numbers where no line names it: a loss that grows by orders of
+    magnitude (knowledge/progress.py `Progress.diverging`); info where the log shows the run ended."""
+    grew = d.progress.diverging() if d.progress is not None else None
+    if grew is None:
+        return []
+    key, (at, low, first), (line, high, last) = grew
+    return [LOSS_DIVERGING(severity=Severity.INFO if d.ended else Severity.WARN,
+                           evidence={"loss": key, "from": f"line {at}: {first}", "to": f"line {line}: {last}"},
+                           key=key, low=f"{low:.3g}", high=f"{high:.3g}", factor=f"{high / low:.2g}")]
 
 
 def verdict_place(findings: list[Finding]) -> int:
@@ -290,7 +307,7 @@ def said_hang(d: Diagnosis, answer: Finding) -> Optional[Finding]:
     if last is not None and stopped.whose == "log":
         evidence["last line"] = f"line {last[0]}: {last[1][:300]}"
     detail = stopped.detail
-    key = {"training": "step", "rendezvous-partial": "joined", "rendezvous-all": "joined"}.get(stopped.stage)
+    key = {"training": "step", "rendezvous-partial": "joined", "rendezvous-all": "joined", "extension-build": "extensions root"}.get(stopped.stage)
     key = key or ("set-up at" if stopped.stage.endswith(("setup-at", "setup-said")) else "cut" if stopped.stage.endswith("cut") else "")
     if detail and key:
         evidence[key] = detail

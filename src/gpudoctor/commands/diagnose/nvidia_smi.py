@@ -116,10 +116,13 @@ NO_PROCESSES = "No running processes found"
 # gpustat's line per GPU (also pasted as a Markdown table): "[0] GeForce GTX 1080 Ti | 64'C, 100 %
 # [, 71 / 300 W] | 11025 / 11178 MB | user(11021M) ..." (its MB are MiB, as nvidia-smi's)
 GPUSTAT = re.compile(
-    r"^\|?\s*\[(?P<index>\d+)\]\s*(?P<name>[^|]+?)\s*\|\s*(?P<temp>\d+)'C,\s*(?P<util>\d+)\s*%"
+    r"^\|?\s*\[(?P<index>\d+)\]\s*(?P<name>[^|]+?)\s*\|\s*(?P<temp>\d+)'C,\s*(?P<util>\d+|\?\?)\s*%"
     r"(?:,\s*(?P<w>\d+)\s*/\s*(?P<cap>\d+)\s*W)?\s*\|\s*(?P<used>\d+)\s*/\s*(?P<total>\d+)\s*MB\s*\|(?P<procs>.*)$"
 )
 GPUSTAT_PROCESS = re.compile(r"(?P<who>[^\s()|]+)\((?P<mib>\d+)M\)")
+# What gpustat prints where NVML gives no value: "??" for the utilisation, "(Not Supported)" for the process list
+# (wookayin/gpustat#122: a GeForce GT 650M on driver 390.144, "[0] GeForce GT 650M | 47'C,  ?? % | 0 / 1999 MB | (Not Supported)")
+GPUSTAT_UNSUPPORTED = (("utilisation", "??"), ("processes", "(Not Supported)"))
 # A GPU tool's other snapshots, counted (not judged) so that an input made of them is a
 # snapshot, not a run's log cut short: `nvidia-smi topo -m`'s header and rows, a row of
 # `nvidia-smi --query-gpu=... --format=csv` (two or more fields with nvidia-smi's units),
@@ -132,6 +135,10 @@ QUERY_UNIT = re.compile(r",\s*\d+(?:\.\d+)?\s*(?:%|MiB|W)(?=\s*(?:,|$))")
 NCCL_TOPO = re.compile(r"^</?(?:system|cpu|pci|gpu|nvlink|nic|net|graphs?|channel|c2c|pcilink)\b[^<>]*>$")
 LSPCI_TREE = re.compile(r"^[\s|]*[+\\]-(?:[0-9a-f]{2}\.[0-7]|\[[0-9a-f:]+\])")
 DRIVER_LINE = re.compile(r"Driver Version:\s*[\d.]+\s+CUDA Version:\s*[\d.]+")
+# The driver's CUDA version nvidia-smi could not read (the table's header, or `-q`'s "CUDA Version : ERR!"): it asks the
+# user-mode CUDA driver (libcuda) for it, so the library CUDA programs start from did not answer. N/A there is no failed
+# reading (a driver installed without libcuda, a tool that does not ask): not this.
+CUDA_UNREAD = re.compile(r"\bCUDA Version\s*:\s*ERR!")
 TABLE_COMPUTE = re.compile(r"\|\s+\S+\s+(?P<mode>Default|E\. Process|E\. Thread|Prohibited)\s+\|\s*$")
 TABLE_MIG = re.compile(r"^\|\s+\|\s+\|\s+(?P<mig>Enabled|Disabled|N/A)\s+\|\s*$")
 COMPUTE_MODES = {"Default": "Default", "E. Process": "Exclusive_Process", "E. Thread": "Exclusive_Thread", "Prohibited": "Prohibited"}
@@ -281,6 +288,7 @@ class NvidiaSmiReader:
         self.parsed_to = -1  # where the last parsed stretch ended, in the input
         self.carry = b""
         self.no_devices = ""  # nvidia-smi's "No devices were found" line, when the input has one
+        self.cuda_unread = ""  # the line whose "CUDA Version: ERR!" says nvidia-smi could not read the driver's CUDA version
         # the table's process list: None until its "Processes:" header is read; then (GPU index, pid, name, MiB)
         self.processes: list[tuple[int, int, str, int | None]] | None = None
         self.in_processes = False  # the lines being read are the process list's
@@ -337,6 +345,8 @@ class NvidiaSmiReader:
         if NO_DEVICES in text and not text.lstrip().startswith("|"):
             self.no_devices = text.strip()
             return
+        if not self.cuda_unread and "ERR!" in text and CUDA_UNREAD.search(text):
+            self.cuda_unread = text.strip(" |")
         lost = LOST.search(text)
         if lost:
             self._gpu(lost["bus"] or "?").lost = lost["why"].strip() or "unknown error"
@@ -486,11 +496,14 @@ class NvidiaSmiReader:
             return False
         g = self._gpu(f"#{m['index']}")
         g.name, g.index = f"GPU {m['index']} ({m['name'].strip()})", int(m["index"])
-        g.use = {"utilisation": int(m["util"]), "memory used": int(m["used"]), "memory total": int(m["total"])}
+        g.use = {"memory used": int(m["used"]), "memory total": int(m["total"])} | ({"utilisation": int(m["util"])} if m["util"].isdigit() else {})
+        g.unsupported = tuple(what for what, mark in GPUSTAT_UNSUPPORTED if mark in (m["util"], m["procs"].strip()))
         g.readings += 1
         g.fields["temperature_c"] = int(m["temp"])
         if m["w"]:
             g.fields["power_w"], g.fields["power_limit_w"] = float(m["w"]), float(m["cap"])
+        if "processes" in g.unsupported:
+            return True  # no process list shown (not an empty one: memory held without a process is not judged from it)
         if self.processes is None:
             self.processes = []
         self.processes = [p for p in self.processes if p[0] != g.index]  # a later snapshot replaces the GPU's list
@@ -651,7 +664,8 @@ class NvidiaSmiReader:
     def _unsupported(self) -> list[Finding]:
         """Not Supported in the table: a reading this GPU has none of (unified memory), said so that the
         answer shows it; no fault."""
-        return [GPU_READING_UNSUPPORTED(evidence={"Not Supported": list(g.unsupported), "source": "pasted nvidia-smi output"},
+        return [GPU_READING_UNSUPPORTED(case="memory" if "memory use" in g.unsupported else "nvml",
+                                        evidence={"Not Supported": list(g.unsupported), "source": "pasted nvidia-smi output"},
                                         gpu=g.name, readings=", ".join(g.unsupported))
                 for g in self.gpus if g.unsupported and not g.lost]
 
@@ -705,6 +719,9 @@ class NvidiaSmiReader:
         the rest; a GPU whose every reading failed may be lost, which `nvidia-smi -q`
         and the kernel log decide."""
         out = []
+        if self.cuda_unread:  # the driver's, not a GPU's: whatever the GPUs' rows show
+            out.append(GPU_READING_FAILED(case="cuda", evidence={"ERR!": ["CUDA Version"], "line": self.cuda_unread, "source": "pasted nvidia-smi output"},
+                                          severity=Severity.WARN, gpu="the driver", readings="CUDA Version", index=0))
         for g in self.gpus:
             if not g.unread or g.lost:
                 continue

@@ -203,15 +203,25 @@ PATTERNS = [
         r"no kernel image is available for execution on the device|with CUDA capability (?P<capability>sm_\d+) is not compatible with the current PyTorch installation"
         # torch's warning for a GPU below the build's minimum (1.x-2.x), and its wording since the CC table (2.8+);
         # not its "Found GPU0 ... capability" line alone: a GPU one minor version past the build's runs (GB10's 12.1)
-        r"|PyTorch no longer supports this GPU because it is too old|Your installed torch==(?P<torch>\S+) does not include kernels for this GPU",
-        ("no kernel image", "is not compatible with the current PyTorch", "no longer supports this GPU", "kernels for this GPU"),
+        r"|PyTorch no longer supports this GPU because it is too old|Your installed torch==(?P<torch>\S+) does not include kernels for this GPU"
+        # the same warning's other lines (1.x-2.x): a paste often starts below its first, so any of them is the warning
+        # (cloveranon/Clover-Edition#159): the build's arch list, the pointer to the install page
+        r"|The current PyTorch install supports CUDA capabilities (?P<supported>(?:(?:sm|compute)_\d+a?\s*)+)"
+        r"|If you want to use the (?P<gpu>.+?) GPU with PyTorch, please check the instructions at",
+        ("no kernel image", "is not compatible with the current PyTorch", "no longer supports this GPU", "kernels for this GPU",
+         "install supports CUDA capabilities", "GPU with PyTorch, please check"),
         why="""torch (or a CUDA extension) was compiled for other compute capabilities than this GPU's
         (torch.cuda.get_arch_list()): a too-new GPU with an old wheel, or an old GPU dropped by a new wheel.""",
         fix="pip install torch --index-url https://download.pytorch.org/whl/cu128   # a wheel whose arch list includes your GPU; rebuild custom CUDA extensions",
         examples=[
             ("CUDA error: no kernel image is available for execution on the device", "hustvl/Vim#42"),
             ("NVIDIA RTX A6000 with CUDA capability sm_86 is not compatible with the current PyTorch installation.", "torch/cuda/__init__.py warning quoted in a public issue"),
+            ("The current PyTorch install supports CUDA capabilities sm_37 sm_50 sm_60 sm_61 sm_70 sm_75 compute_37.",
+             "cloveranon/Clover-Edition#159 (the warning pasted without its first line; an RTX 3060 Laptop GPU, sm_86)"),
+            ("If you want to use the NVIDIA GeForce RTX 3060 Laptop GPU GPU with PyTorch, please check the instructions at https://pytorch.org/get-started/locally/",
+             "cloveranon/Clover-Edition#159"),
         ],
+        not_examples=["Please install PyTorch following the instructions at https://pytorch.org/get-started/locally/"],
         fields=groups,
     ),
     pattern(
