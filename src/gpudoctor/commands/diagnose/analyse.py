@@ -24,6 +24,7 @@ from gpudoctor.knowledge.nccl_loopback import NcclLoopback
 from gpudoctor.knowledge.reruns import RESTART_HOW, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
+from gpudoctor.knowledge.setting import SettingSeen
 from gpudoctor.knowledge.reported import REPORTED_PLACE, Reported
 from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import SAID_WORDS, Diagnosis
@@ -364,7 +365,8 @@ def read_log(
     gpus_unused = GpusUnused()  # and a framework's start-up line that GPUs are there and unused, and what the job asked for
     loopback = NcclLoopback()  # and NCCL's sockets on the loopback, and the machines the log shows
     reported = Reported()  # and the errors the thread's title and its people's sentences quote
-    feed = reported.tee(loopback.tee(gpus_unused.tee(said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(run_starts.tee(prompts.tee(tail.tee(reader_feed)))))))))))
+    setting = SettingSeen()  # and the settings it shows: WSL, a cluster, a pod, Ray, an inference engine, another program's kernel
+    feed = setting.tee(reported.tee(loopback.tee(gpus_unused.tee(said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(run_starts.tee(prompts.tee(tail.tee(reader_feed))))))))))))
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -399,6 +401,8 @@ def read_log(
     d.gpus_unused = gpus_unused
     loopback.end()
     d.nccl_loopback = loopback
+    setting.end()
+    d.setting = setting.setting()
     (d.ended, d.ended_line), d.tool, d.launcher, d.nccl_info = tail.end(), tail.tool, launchers.launcher(), launchers.nccl_info
     if d is first:  # (a second reading numbers its joined lines otherwise)
         prompts.end()

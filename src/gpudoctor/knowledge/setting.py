@@ -1,0 +1,235 @@
+"""Pure: the setting a log shows a GPU job ran in, each with the line that shows it (issue 35, diagA25).
+
+A driver, visibility, device-count, kernel-image or out-of-memory finding has one cause and, depending on where the job
+ran, a different fix: the Windows driver under WSL 2 (no Linux driver inside it), a GPU node and `module load` on a cluster's
+login node, the pod's GPU request in Kubernetes, the trial's GPU request under Ray, an inference engine's own memory flags.
+This reader only gathers the facts: which settings the input shows, and the first line that shows each. The findings
+whose fix depends on the setting choose it from them (knowledge/setting_fix.py).
+
+A setting counts only where a line shows it: the machine's own words (WSL's kernel name and driver folder, a scheduler's
+directives and commands, a pod's manifest and kubectl, Ray's status and worker prefixes, an engine's start-up lines and
+commands), the thread's own header (the tracker it was filed in, its title), or a person saying the job ran there ("nvidia-smi
+inside WSL fails"). A link, a path or a word in passing (docs.nvidia.com/cuda/wsl-user-guide, /mnt/c/data, "kubernetes.io")
+shows nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Optional
+
+from gpudoctor.knowledge.libraries import native_owner, package_of
+from gpudoctor.knowledge.reruns import HeadLines
+
+WSL = "wsl"  # Windows Subsystem for Linux: the GPU comes from the Windows driver
+WINDOWS = "windows"  # Windows itself (a Windows Python, cmd.exe, PowerShell)
+CLUSTER = "cluster"  # an HPC cluster's scheduler or module system (Slurm, PBS, LSF, Lmod)
+POD = "pod"  # a Kubernetes pod
+CONTAINER = "container"  # a Docker or Podman container (not a pod)
+RAY = "ray"  # a Ray task, actor or Tune trial
+ENGINE = "engine"  # an inference engine (its name in Shown.name)
+KERNEL = "kernel"  # a CUDA kernel of a program other than torch (Setting.kernels)
+
+# A person saying where it ran: "inside WSL", "on WSL2", "using docker in WSL 2" (not "without WSL", not a URL's /wsl/)
+SAID_WSL = rb"(?<![\w/.-])(?:[Ii]n|[Ii]nside|[Oo]n|[Uu]nder|[Uu]sing|[Vv]ia|[Ff]rom|[Ww]ithin|[Tt]hrough) (?:the |my |a )?WSL ?2?\b(?![/.])"
+
+
+@dataclass(frozen=True)
+class Sign:
+    setting: str
+    regex: re.Pattern
+    needles: tuple[bytes, ...]
+    name: str = ""  # the engine it names (ENGINE's signs)
+
+
+def sign(setting: str, regex: bytes, needles: tuple[bytes, ...], name: str = "") -> Sign:
+    return Sign(setting, re.compile(regex, re.MULTILINE), needles, name)
+
+
+SIGNS = (
+    # WSL's kernel (uname, the issue template's "Kernel Version"), its driver folder and device, the toolkit's detection,
+    # wsl.exe's commands, its file share, the template's checked box, a person's "inside WSL"
+    sign(WSL, rb"\d-[Mm]icrosoft(?:-standard(?:-WSL2)?)?\b|/usr/lib/wsl/(?:lib|drivers)\b|/dev/dxg\b|WSL environment detected"
+              rb"|\bwsl(?:\.exe)? (?:--?(?:update|shutdown|install|set-version|set-default-version|list|status|version)\b|-l -v)"
+              rb"|\\\\wsl(?:\$|\.localhost)\\|^\s*- \[[xX]\] WSL ?2|" + SAID_WSL,
+         (b"icrosoft", b"/usr/lib/wsl", b"/dev/dxg", b"WSL", b"wsl")),
+    # Windows: its version banner, a PowerShell prompt, cmd.exe's and PowerShell's "not recognized", a Windows user's or
+    # program's folder in a path (a traceback's C:\Users\...\site-packages)
+    sign(WINDOWS, rb"Microsoft Windows \[Version|^\s*PS [A-Z]:\\|is not recognized as an internal or external command|The term '[\w.-]+' is not recognized"
+                  rb"|\b[A-Z]:\\(?:Users|Program Files|ProgramData|Windows|Python\d*|anaconda3|miniconda3)\\",
+         (b"Microsoft Windows", b"PS ", b"is not recognized", b":\\")),
+    # a cluster: Slurm's directives, commands and step daemon, PBS's and LSF's, the module system, a login node
+    sign(CLUSTER, rb"^\s*#(?:SBATCH|PBS|BSUB)\b|(?:^|[\s$;&|(`])(?:srun|sbatch|salloc|qsub|bsub|squeue|sinfo)\s+-|\bslurmstepd\b|\bSLURM_[A-Z_]+="
+                  rb"|(?:^|[\s$;&|(`])(?:module|ml) (?:load|add|avail|av|spider|purge|list)\b|\bLmod\b|\blogin[- ]nodes?\b|@login\d*[.:\s]",
+         (b"#SBATCH", b"#PBS", b"#BSUB", b"srun", b"sbatch", b"salloc", b"qsub", b"bsub", b"squeue", b"sinfo", b"slurmstepd", b"SLURM_",
+          b"module ", b"ml ", b"Lmod", b"login")),
+    # Kubernetes: kubectl, a manifest's GPU request, runtime class and kind, the kubelet, a pod's description, Kubeflow's notebooks
+    sign(POD, rb"\bkubectl\b|\bnvidia\.com/gpu:|\bruntimeClassName\b|^\s*kind: (?:Pod|Deployment|StatefulSet|Job|PyTorchJob|RayCluster|Notebook)\s*$"
+              rb"|\bkubelet\b|\bdescribe pod\b|(?<![/.\w])(?:[\w-]+\.)?kubernetes\.io/[\w.-]+=|\b(?:[Ii]n|[Oo]n|[Ii]nside) (?:a |the |my |our )?(?:Kubernetes|k8s|K8s) (?:pod|cluster|node)"
+              rb"|github\.com/kubeflow/",
+         (b"kubectl", b"nvidia.com/gpu", b"runtimeClassName", b"kind: ", b"kubelet", b"describe pod", b"kubernetes.io", b"ubernetes", b"k8s", b"K8s",
+          b"kubeflow")),
+    # Docker or Podman: their run commands and daemon errors, the image's marker file
+    sign(CONTAINER, rb"(?:^|[\s$;&|(`])(?:sudo )?(?:docker|podman|nvidia-docker)(?: container)? (?:run|exec|compose)\b|\bdocker-compose\b"
+                    rb"|docker: Error response from daemon|/\.dockerenv\b",
+         (b"docker", b"podman", b".dockerenv")),
+    # Ray: a task's or actor's prefix and its worker's "(pid=N, ip=...)", Tune's resource line, a trial's resources
+    sign(RAY, rb"\bray::\w|^\((?:[\w:]+ )?pid=\d+(?:, ip=[\d.]+)?\) |\bresources_per_trial\b|\bray\.exceptions\.|\bRay\w*Error\(",
+         (b"ray::", b"pid=", b"resources_per_trial", b"ray.exceptions", b"Ray")),
+    # Ray Tune's status line: the CPUs and GPUs its trials asked for, of the cluster's
+    sign(RAY, rb"\bResources requested: [\d.]+/[\d.]+ CPUs, [\d.]+/[\d.]+ GPUs", (b"Resources requested",), "Tune"),
+    # inference engines: their start commands, start-up lines and packages
+    sign(ENGINE, rb"\bvllm serve\b|\bvllm\.entrypoints\b|\bStarting vLLM\b|\bvLLM API server\b|[/\\]site-packages[/\\]vllm[/\\]|\bLLM\(model=",
+         (b"vllm", b"vLLM", b"LLM(model="), "vLLM"),
+    sign(ENGINE, rb"\bsglang\.launch_server\b|[/\\]site-packages[/\\]sglang[/\\]|\bPrefill batch\.", (b"sglang", b"Prefill batch"), "SGLang"),
+    sign(ENGINE, rb"\btext[_-]generation[_-](?:launcher|server|router)\b", (b"text_generation", b"text-generation"), "TGI"),
+    sign(ENGINE, rb"\bllama-(?:server|cli)\b|\bllama_(?:model_load|new_context_with_model|init_from_model)\b|\bllm_load_tensors\b|\bggml_cuda_\w+|[/\\]ggml-cuda[/\\]",
+         (b"llama-server", b"llama-cli", b"llama_", b"llm_load_tensors", b"ggml_cuda", b"ggml-cuda"), "llama.cpp"),
+    sign(ENGINE, rb"\bollama (?:serve|run)\b|\bllama runner started\b|\bstarting llama server\b|msg=\"[^\"]*\" [^\n]*source=\w+\.go", (b"ollama", b"llama runner", b"starting llama", b"source="), "Ollama"),
+    sign(ENGINE, rb"\*\* ComfyUI (?:startup|Path|Base)|[/\\]ComfyUI[/\\](?:main\.py|comfy[/\\]|custom_nodes[/\\])|\bcomfy[/\\]model_management\.py|^To see the GUI go to:",
+         (b"ComfyUI", b"comfy", b"To see the GUI"), "ComfyUI"),
+)
+NEEDLES = tuple(dict.fromkeys(n for s in SIGNS for n in s.needles))
+# The thread's tracker (a collected thread's `# source:` line): an issue filed with WSL, Kubeflow or Ray is about that setting
+TRACKERS = (
+    (re.compile(rb"^# source: https://github\.com/microsoft/WSL/", re.MULTILINE), WSL, ""),
+    (re.compile(rb"^# source: https://github\.com/kubeflow/", re.MULTILINE), POD, ""),
+    (re.compile(rb"^# source: https://github\.com/ray-project/", re.MULTILINE), RAY, ""),
+)
+# A native source file a CUDA error names as where it was raised: "(at C:\\...\\src\\kernels\\awq\\gemv_awq.cu:318)", "in function
+# ggml_cuda_compute_forward at /opt/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:2761", "CUDA error at /builds/.../cuda_common.cpp:54"
+NATIVE = re.compile(rb"(?P<path>(?:[A-Za-z]:)?[\w.~+-]*(?:[/\\][\w.~+-]+)+\.(?:cu|cuh|cpp|cc|cxx|c|hpp|h))(?::\d+|\(\d+\))")
+NATIVE_NEEDLES = (b".cu:", b".cuh:", b".cpp:", b".cc:", b".cxx:", b".c:", b".h:", b".hpp:", b".cu(", b".cpp(")
+CUDA_WORDS = re.compile(rb"CUDA|cuda|kernel image|NO_BINARY")
+KERNELS_KEPT = 8
+KERNEL_SPAN = 3  # lines between a CUDA error's line and the line that names its source file
+# The folders a project keeps its native sources in: the project is the folder above the first of them
+SOURCE_FOLDERS = {"src", "csrc", "source", "sources", "ggml", "kernels", "kernel", "include", "common", "cuda", "lib", "ops"}
+# What a checkout's folder adds to the project's name (nunchaku-dev, llama.cpp-master, foo_v2)
+CHECKOUT_SUFFIX = re.compile(r"[-_](?:dev|main|master|git|src|v?\d[\w.]*)$", re.IGNORECASE)
+# Projects whose native tree is known by a folder's name wherever it lies (TensorFlow's stream_executor/cuda/cuda_driver.cc)
+NATIVE_PROJECTS = {"tensorflow": "TensorFlow", "jaxlib": "jaxlib", "xla": "XLA", "paddle": "PaddlePaddle", "mxnet": "MXNet",
+                   "onnxruntime": "onnxruntime", "ggml": "ggml", "llama.cpp": "llama.cpp", "ctranslate2": "CTranslate2"}
+HEADER_LINES = 6  # a collected thread's header: its source, its tracker line, its labels, its title
+# A thread's title that names the setting: "nvidia-smi on WSL doesn't work", "using docker in WSL2", "[vllm] - ..."
+TITLE = re.compile(rb"^# (?!source:)[^\n]*?(?:(?P<wsl>\bWSL ?2?\b)|(?P<vllm>\b[vV][lL][lL][mM]\b)|(?P<sglang>\b[sS][gG][lL]ang\b)|(?P<llamacpp>\bllama[.]?cpp\b|\bllama-server\b)|(?P<ollama>\b[oO]llama\b))",
+                   re.MULTILINE)
+TITLE_SETTINGS = {"wsl": (WSL, ""), "vllm": (ENGINE, "vLLM"), "sglang": (ENGINE, "SGLang"), "llamacpp": (ENGINE, "llama.cpp"), "ollama": (ENGINE, "Ollama")}
+
+
+@dataclass(frozen=True)
+class Shown:
+    """A setting the input shows: which, the engine it names (ENGINE's), and the first line that shows it."""
+
+    setting: str
+    line: int
+    text: str
+    name: str = ""
+
+
+@dataclass(frozen=True)
+class Kernel:
+    """A native source file of a program other than torch that a CUDA error's line names: whose kernel raised it."""
+
+    program: str
+    source: str
+    line: int
+    text: str
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The settings an input shows, each with its first line (none: a plain machine, or the input does not say), and the
+    native source files of other programs than torch its CUDA errors name."""
+
+    shown: tuple[Shown, ...] = ()
+    kernels: tuple[Kernel, ...] = ()
+
+    def kernel_near(self, line: int) -> Optional[Kernel]:
+        """Another program's source file named on `line` or within KERNEL_SPAN lines of it."""
+        return min((k for k in self.kernels if abs(k.line - line) <= KERNEL_SPAN), key=lambda k: abs(k.line - line), default=None)
+
+    def of(self, setting: str) -> Optional[Shown]:
+        return next((s for s in self.shown if s.setting == setting), None)
+
+    def first(self, settings: tuple[str, ...]) -> Optional[Shown]:
+        """The first of `settings`, in that order, the input shows."""
+        return next((s for name in settings if (s := self.of(name)) is not None), None)
+
+
+class SettingSeen(HeadLines):
+    """The settings the input's head shows, fed block by block (`feed`, `tee`); `setting()` once it ended."""
+
+    NEEDLES = NEEDLES + NATIVE_NEEDLES + (b"# ",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.found: dict[str, Shown] = {}
+        self.kernels: list[Kernel] = []
+
+    def read_head(self, block: bytes, begin: int, end: int, words: set[bytes]) -> None:
+        if self.lines < HEADER_LINES:
+            self.read_header(block, begin, end)
+        for s in SIGNS:
+            if (s.name or s.setting) in self.found or words.isdisjoint(s.needles):
+                continue
+            m = s.regex.search(block, begin, end)
+            if m is not None:
+                self.keep(s.setting, s.name, self.line_at(block, begin, end, m.start()))
+        if len(self.kernels) < KERNELS_KEPT and not words.isdisjoint(NATIVE_NEEDLES):
+            self.read_kernels(block, begin, end)
+
+    def read_kernels(self, block: bytes, begin: int, end: int) -> None:
+        """The native source files of programs other than torch that lines speaking of CUDA name."""
+        for m in NATIVE.finditer(block, begin, end):
+            start = block.rfind(b"\n", begin, m.start()) + 1 or begin
+            stop = block.find(b"\n", m.end(), end)
+            if CUDA_WORDS.search(block, start, end if stop == -1 else stop) is None:
+                continue
+            path = m["path"].decode("utf-8", "replace")
+            program = program_of(path) if native_owner(path) == "extension" else ""
+            if program:
+                line, text = self.line_at(block, begin, end, m.start())
+                self.kernels.append(Kernel(program, path, line, text))
+                if len(self.kernels) >= KERNELS_KEPT:
+                    return
+
+    def read_header(self, block: bytes, begin: int, end: int) -> None:
+        """A collected thread's header: the tracker it was filed in and its title."""
+        stop = begin
+        for _ in range(HEADER_LINES - self.lines):
+            nl = block.find(b"\n", stop, end)
+            stop = end if nl == -1 else nl + 1
+        for tracker, setting, name in TRACKERS:
+            if (m := tracker.search(block, begin, stop)) is not None:
+                self.keep(setting, name, self.line_at(block, begin, end, m.start()))
+        for m in TITLE.finditer(block, begin, stop):
+            setting, name = TITLE_SETTINGS[next(k for k, v in m.groupdict().items() if v is not None)]
+            self.keep(setting, name, self.line_at(block, begin, end, m.start()))
+
+    def keep(self, setting: str, name: str, at: tuple[int, str]) -> None:
+        key = name or setting
+        if key not in self.found or at[0] < self.found[key].line:
+            self.found[key] = Shown(setting, at[0], at[1], name)
+
+    def setting(self) -> Setting:
+        return Setting(tuple(sorted(self.found.values(), key=lambda s: s.line)), tuple(self.kernels))
+
+
+def program_of(path: str) -> str:
+    """The program a native source file belongs to: an installed package's name, or the folder above the project's first
+    source folder (/opt/llama.cpp/ggml/src/... -> llama.cpp, ...\\nunchaku-dev\\src\\kernels\\... -> nunchaku); '' when the
+    path does not say."""
+    named = next((NATIVE_PROJECTS[p.lower()] for p in re.split(r"[/\\]+", path) if p.lower() in NATIVE_PROJECTS), None)
+    if named is not None:
+        return named
+    package = package_of(path) if re.search(r"[/\\](?:site|dist)-packages[/\\]", path) else None
+    if package and package != "python":
+        return package
+    parts = [p for p in re.split(r"[/\\]+", path) if p]
+    for i, part in enumerate(parts[:-1]):
+        if part.lower() in SOURCE_FOLDERS and i > 0:
+            name = CHECKOUT_SUFFIX.sub("", parts[i - 1])
+            return name if re.fullmatch(r"[A-Za-z][\w.+-]*", name) and name.lower() not in ("home", "opt", "usr", "tmp", "root", "build", "builds") else ""
+    return ""

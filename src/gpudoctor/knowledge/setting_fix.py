@@ -1,0 +1,171 @@
+"""The fix a finding gives in the setting the log shows (issue 35, diagA25).
+
+A driver, visibility, kernel-image or out-of-memory finding has one cause wherever the job ran, but its fix is a command of
+the setting: the Windows driver under WSL 2, a GPU node under a cluster's scheduler, the pod's GPU request in Kubernetes, the
+trial's GPU request under Ray, an inference engine's own memory flags, a rebuild of the program whose kernel raised. Each row
+of ROWS is one setting and the findings whose fix it decides; the first row whose setting the log shows (knowledge/setting.py)
+gives such a finding its fix and a sentence before its why that names the line. Where the finding's own words say something the
+setting contradicts (DKMS under WSL, "this torch build" for another program's kernel) the row replaces them. A log that shows
+no setting a row knows keeps the finding's own words. The pattern pages list each row under "In another setting".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from gpudoctor.knowledge.setting import CLUSTER, ENGINE, KERNEL, POD, RAY, WINDOWS, WSL, Kernel, Setting
+
+# The findings that say the process reaches no driver or no GPU
+NO_DRIVER = ("gpu-driver-unusable", "cuda-no-driver", "nvidia-smi-not-found", "cuda-no-gpus-visible", "driver-library-not-found")
+# The findings that say the process was given no GPU, or fewer than it asks for
+NOT_GIVEN = ("cuda-no-gpus-visible", "lightning-gpus-unavailable", "cuda-invalid-device-ordinal", "cuda-no-driver", "nvidia-smi-not-found")
+
+
+@dataclass(frozen=True)
+class Row:
+    setting: str  # a setting of knowledge/setting.py (KERNEL: another program's kernel)
+    name: str  # the engine's name (ENGINE's rows), '' for the others
+    findings: tuple[str, ...]
+    shows: str  # how the answer and the page name the setting
+    fix: str
+    why: str  # a sentence put before the finding's own why
+    replaces_why: bool = False  # the finding's own why says what the setting contradicts: `why` replaces it
+    title: str = ""  # the title, where the finding's own contradicts the setting (PROGRAM: the program's name)
+
+
+ROWS = (
+    Row(KERNEL, "", ("cuda-no-kernel-image",), "a CUDA error raised in the source of a program other than torch",
+        "rebuild or reinstall PROGRAM for this GPU's architecture: nvidia-smi --query-gpu=name,compute_cap --format=csv gives it; a source "
+        "build passes it to the compiler (CMake: -DCMAKE_CUDA_ARCHITECTURES=CC without the dot, e.g. 120; a PyTorch extension: "
+        "TORCH_CUDA_ARCH_LIST=\"12.0\" pip install --no-build-isolation .), and a prebuilt wheel or binary must be one its release lists "
+        "for that architecture (cuobjdump --list-elf on its library lists those it holds); reinstalling torch does not change it",
+        "The CUDA error names SOURCE, a source file of PROGRAM, not of torch: PROGRAM was compiled for other compute capabilities than "
+        "this GPU's (a new GPU with an older build, or an old GPU a newer build dropped), so it is that program's build, not torch's, "
+        "that must include this GPU's architecture.",
+        replaces_why=True, title="PROGRAM's own CUDA kernels have no build for this GPU's compute capability (architecture)"),
+    Row(ENGINE, "vLLM", ("cuda-oom",), "vLLM",
+        "lower --max-model-len (the longest sequence the KV cache must hold) and --max-num-seqs; keep --gpu-memory-utilization at 0.9 or "
+        "below (1 leaves no room for activations) and lower it when other processes hold memory on the GPU (nvidia-smi); --enforce-eager "
+        "saves the CUDA graphs' memory; a model larger than one GPU: --tensor-parallel-size N, or a quantized model (--quantization)",
+        "vLLM takes --gpu-memory-utilization (default 0.9) of each GPU at start-up for the weights, its profiling run's activations and "
+        "the KV cache: its own flags are the lever, not a training batch."),
+    Row(ENGINE, "SGLang", ("cuda-oom",), "SGLang",
+        "lower --mem-fraction-static (e.g. 0.8) when the activations run out, and --context-length, --max-running-requests and "
+        "--chunked-prefill-size (e.g. 4096); a model larger than one GPU: --tp N",
+        "SGLang reserves --mem-fraction-static of each GPU for the weights and the KV cache, and the rest holds the activations: its own "
+        "flags are the lever, not a training batch."),
+    Row(ENGINE, "TGI", ("cuda-oom",), "text-generation-inference",
+        "lower --max-batch-prefill-tokens and --max-total-tokens (--max-input-tokens), set --cuda-memory-fraction 0.9 when other processes "
+        "share the GPU, shard the model with --num-shard N, or quantize it (--quantize)",
+        "text-generation-inference sizes its batches and KV cache from --max-batch-prefill-tokens and --max-total-tokens: its own flags "
+        "are the lever, not a training batch."),
+    Row(ENGINE, "llama.cpp", ("cuda-oom",), "llama.cpp",
+        "offload fewer layers (a lower -ngl), use a smaller context (-c 4096) and smaller batches (-b, -ub), or a smaller quantization of "
+        "the model (Q4_K_M)",
+        "llama.cpp puts -ngl layers of the model and the context's KV cache (-c) on the GPU: those are the lever, not a training batch."),
+    Row(ENGINE, "Ollama", ("cuda-oom",), "Ollama",
+        "a smaller context (num_ctx, OLLAMA_CONTEXT_LENGTH), fewer parallel requests (OLLAMA_NUM_PARALLEL=1), one model loaded at a time "
+        "(OLLAMA_MAX_LOADED_MODELS=1), fewer layers on the GPU (num_gpu), or a smaller quantization of the model",
+        "Ollama places the model's layers and the context's KV cache on the GPU by its own estimate: its settings are the lever, not a "
+        "training batch."),
+    Row(ENGINE, "ComfyUI", ("cuda-oom",), "ComfyUI",
+        "start ComfyUI with --lowvram (or --novram; --disable-smart-memory frees models between runs), lower the workflow's batch size, "
+        "resolution or frame count, and use the offload option of the custom node that loads a large model",
+        "ComfyUI keeps models on the GPU as its VRAM mode decides: its start-up flags and the workflow's sizes are the lever, not a "
+        "training batch."),
+    Row(WSL, "", NO_DRIVER, "WSL",
+        "under WSL 2 the driver is the Windows one (no Linux driver inside WSL: its kernel has no nvidia module to load, install or rebuild): in Windows install or "
+        "update the NVIDIA driver (nvidia-smi.exe in PowerShell must list the GPU), then wsl --update and wsl --shutdown; wsl -l -v must "
+        "show VERSION 2 (WSL 1 has no GPU: wsl --set-version DISTRO 2); inside WSL /usr/lib/wsl/lib/nvidia-smi and ls /usr/lib/wsl/lib/libcuda* "
+        "show what it passes in; a Linux driver installed in the distro hides it (apt list --installed | grep -E 'nvidia-(driver|utils)': "
+        "remove those; for CUDA install the cuda-toolkit package, not cuda or cuda-drivers); a GPU in TCC mode is not passed to WSL: "
+        "nvidia-smi.exe -i N -dm 0 (WDDM) as Administrator, then reboot",
+        "Under WSL 2 the GPU is the Windows NVIDIA driver's: WSL passes it in through /usr/lib/wsl/lib (libcuda, nvidia-smi), and WSL's "
+        "kernel has no nvidia module to load or rebuild. nvidia-smi or CUDA inside WSL reach no GPU when the Windows driver does not "
+        "drive it (too old, not installed, or the GPU in TCC mode, which WSL does not pass in), when the distro runs as WSL 1 (no GPU at "
+        "all), or when a Linux driver package installed inside the distro shadows WSL's own libraries.",
+        replaces_why=True),
+    Row(RAY, "", NOT_GIVEN, "Ray",
+        "Ray gives each task, actor and Tune trial only the GPUs it reserved (it sets CUDA_VISIBLE_DEVICES), so one that asks for none "
+        "sees none: tune.run(..., resources_per_trial={'cpu': 4, 'gpu': 1}) or tune.with_resources(trainable, {'gpu': 1}); "
+        "@ray.remote(num_gpus=1) for a task or actor; ScalingConfig(num_workers=N, use_gpu=True) for Ray Train; inside it, count its GPUs "
+        "from 0 (ray.get_gpu_ids() lists those reserved); ray status shows the GPUs the cluster has",
+        "Under Ray the GPUs a task or trial sees are those it asked Ray for."),
+    Row(POD, "", NOT_GIVEN, "a Kubernetes pod",
+        "in Kubernetes a pod gets a GPU only when its container asks for one: resources: limits: nvidia.com/gpu: 1 (a Kubeflow notebook: "
+        "its GPUs field), with runtimeClassName: nvidia where the node's runtime does not hand GPUs over by default; kubectl describe node "
+        "NODE must list nvidia.com/gpu under Allocatable (none: the NVIDIA device plugin or the GPU operator does not run on that node); "
+        "then kubectl exec POD -- nvidia-smi lists the GPU",
+        "A pod sees a GPU only when its spec asks for one, and no driver, device file or nvidia-smi is in it otherwise."),
+    Row(CLUSTER, "", NOT_GIVEN, "a cluster's scheduler or module system",
+        "on a cluster the login node usually has no GPU and no driver: run on a GPU node through the scheduler (Slurm: srun --gres=gpu:1 "
+        "--pty nvidia-smi, or #SBATCH --gres=gpu:1 / --gpus=1 with the site's GPU partition; PBS: qsub -l select=1:ngpus=1; LSF: bsub "
+        "-gpu num=1), and where the site ships CUDA as a module load it first (module avail cuda; module load cuda); inside the job "
+        "echo $CUDA_VISIBLE_DEVICES shows the GPUs the scheduler gave it (none: the job asked for none)",
+        "On a cluster the login node usually has no GPU, and a job sees only the GPUs it asked the scheduler for."),
+    Row(WINDOWS, "", ("gpu-driver-unusable", "cuda-no-driver", "nvidia-smi-not-found"), "Windows",
+        "on Windows the driver's nvidia-smi.exe is in C:\\Windows\\System32 (drivers before 2020: C:\\Program Files\\NVIDIA Corporation\\NVSMI, "
+        "which you add to PATH): where nvidia-smi in cmd shows it; none, or no GPU under Device Manager > Display adapters (or a Code 43 "
+        "there): install the current NVIDIA driver for the GPU from nvidia.com and reboot; then nvidia-smi lists it, and torch.cuda.is_available() "
+        "is True with a CUDA build of torch (pip install torch --index-url https://download.pytorch.org/whl/cu128)",
+        "On Windows the driver and its nvidia-smi.exe come from NVIDIA's Windows installer (not a Linux kernel module)."),
+)
+# Ray Tune's status line: the GPUs its trials asked for, of the cluster's
+RAY_ASKED = re.compile(r"Resources requested: [\d.]+/[\d.]+ CPUs, (?P<asked>[\d.]+)/(?P<of>[\d.]+) GPUs")
+LLAMA_CPP_BUILD = "llama.cpp: cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=CC && cmake --build build --config Release; "
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A finding's words in the setting the log shows: its fix, its why, its title ('' where it keeps its own), and the line
+    that showed the setting."""
+
+    fix: str
+    why: str
+    shown: str
+    title: str = ""
+
+
+def rows_for(finding: str) -> list[Row]:
+    """The rows that decide this finding's fix in some setting (its page lists them)."""
+    return [row for row in ROWS if finding in row.findings]
+
+
+def fitted(finding: str, why: str, setting: Setting, line: int) -> Optional[Fitted]:
+    """The words of finding `finding` (its own why `why`, its first line `line`) in the setting the log shows; None where it
+    keeps its own."""
+    for row in rows_for(finding):
+        if row.setting == KERNEL:
+            kernel = setting.kernel_near(line)
+            if kernel is not None:
+                return kernel_words(row, kernel)
+            continue
+        shown = next((s for s in setting.shown if s.setting == row.setting and (row.setting != ENGINE or s.name == row.name)), None)
+        if shown is None:
+            continue
+        said = f"The log shows {row.shows} (line {shown.line}: {shown.text[:120]})."
+        fix = row.fix
+        if row.setting == RAY and (asked := tune_asked(setting)) is not None:
+            fix = f"Ray Tune's line {asked[0]} shows its trials asked for none of the cluster's {asked[1]} GPUs; " + fix
+        return Fitted(fix, f"{said} {row.why}" + ("" if row.replaces_why else f" {why}"), f"{row.shows}: line {shown.line}: {shown.text}")
+    return None
+
+
+def tune_asked(setting: Setting) -> Optional[tuple[int, str]]:
+    """(line, the cluster's GPUs) where Ray Tune's status line shows its trials asked for no GPU."""
+    for s in setting.shown:
+        m = RAY_ASKED.search(s.text) if s.setting == RAY else None
+        if m is not None and float(m["asked"]) == 0:
+            return s.line, m["of"]
+    return None
+
+
+def kernel_words(row: Row, kernel: Kernel) -> Fitted:
+    def named(text: str) -> str:
+        return text.replace("PROGRAM", kernel.program).replace("SOURCE", f"{kernel.source} (line {kernel.line})")
+
+    fix = (LLAMA_CPP_BUILD if kernel.program == "llama.cpp" else "") + named(row.fix)
+    return Fitted(fix, named(row.why), f"{kernel.program}: line {kernel.line}: {kernel.text}", named(row.title))
+
