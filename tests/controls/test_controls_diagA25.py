@@ -9,6 +9,8 @@ from __future__ import annotations
 from test_controls_classes6 import case
 from test_controls_detect8 import head
 
+from gpudoctor import api
+from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.setting import SettingSeen
 
 SMI_FAILED = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is "
@@ -129,3 +131,17 @@ class TestCudaOom:
 def test_the_reader_keeps_each_settings_first_line():
     setting = setting_of("$ srun --gres=gpu:1 python train.py\nkubectl get pods\n(pid=123, ip=10.0.0.1) hello\n")
     assert [(s.setting, s.line) for s in setting.shown] == [("cluster", 1), ("pod", 2), ("ray", 3)]
+
+
+class TestGpuLost:
+    verdict = "gpu-lost"
+    HANDLES = ("Unable to determine the device handle for GPU0: 0000:C1:00.0: Unknown Error\n"
+               "Unable to determine the device handle for GPU1: 0000:E1:00.0: Unknown Error\nNo devices were found\n")  # microsoft/WSL#13027
+
+    def test_sibling_inside_wsl_is_windows_to_pass_in(self):
+        found = next(f for f in api.diagnose(case("heldout23", "wsl-13027-tcc-wddm-mixed")).findings if f.id == self.verdict)
+        assert found.severity is Severity.WARN and "TCC" in found.fix and "reseat" not in found.fix
+
+    def test_control_a_linux_host_keeps_the_lost_gpu(self):
+        found = next(f for f in api.diagnose(self.HANDLES).findings if f.id == self.verdict)
+        assert found.severity is Severity.ERROR and "reboot" in found.fix

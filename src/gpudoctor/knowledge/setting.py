@@ -26,7 +26,6 @@ WSL = "wsl"  # Windows Subsystem for Linux: the GPU comes from the Windows drive
 WINDOWS = "windows"  # Windows itself (a Windows Python, cmd.exe, PowerShell)
 CLUSTER = "cluster"  # an HPC cluster's scheduler or module system (Slurm, PBS, LSF, Lmod)
 POD = "pod"  # a Kubernetes pod
-CONTAINER = "container"  # a Docker or Podman container (not a pod)
 RAY = "ray"  # a Ray task, actor or Tune trial
 ENGINE = "engine"  # an inference engine (its name in Shown.name)
 KERNEL = "kernel"  # a CUDA kernel of a program other than torch (Setting.kernels)
@@ -70,10 +69,6 @@ SIGNS = (
               rb"|github\.com/kubeflow/",
          (b"kubectl", b"nvidia.com/gpu", b"runtimeClassName", b"kind: ", b"kubelet", b"describe pod", b"kubernetes.io", b"ubernetes", b"k8s", b"K8s",
           b"kubeflow")),
-    # Docker or Podman: their run commands and daemon errors, the image's marker file
-    sign(CONTAINER, rb"(?:^|[\s$;&|(`])(?:sudo )?(?:docker|podman|nvidia-docker)(?: container)? (?:run|exec|compose)\b|\bdocker-compose\b"
-                    rb"|docker: Error response from daemon|/\.dockerenv\b",
-         (b"docker", b"podman", b".dockerenv")),
     # Ray: a task's or actor's prefix and its worker's "(pid=N, ip=...)", Tune's resource line, a trial's resources
     sign(RAY, rb"\bray::\w|^\((?:[\w:]+ )?pid=\d+(?:, ip=[\d.]+)?\) |\bresources_per_trial\b|\bray\.exceptions\.|\bRay\w*Error\(",
          (b"ray::", b"pid=", b"resources_per_trial", b"ray.exceptions", b"Ray")),

@@ -238,6 +238,10 @@ KERNEL_LOG_UNREADABLE = FindingKind(
 )
 
 
+LOST_WHY = ("The driver lost the GPU (it fell off the bus, Xid 79, or its firmware stopped answering): no process can use it until it is "
+            "reset or the node rebooted, and a job with a rank on it hangs or dies.")
+LOST_FIX = "sudo dmesg | grep -i xid  # then drain the node and reboot it; if it recurs, ask the admin to reseat or replace the GPU"
+
 GPU_LOST = FindingKind(
     id="gpu-lost",
     severity=Severity.ERROR,
@@ -255,9 +259,24 @@ not this finding, nor is nvidia-smi's *Not Found*, a GPU the driver never brough
     title={
         "nvml": "NVML counts {count} GPUs but cannot reach {lost}",
         "nvidia-smi": "nvidia-smi cannot reach {lost}",
+        "wsl": "nvidia-smi inside WSL cannot reach {lost}",
     },
-    why="The driver lost the GPU (it fell off the bus, Xid 79, or its firmware stopped answering): no process can use it until it is reset or the node rebooted, and a job with a rank on it hangs or dies.",
-    fix="sudo dmesg | grep -i xid  # then drain the node and reboot it; if it recurs, ask the admin to reseat or replace the GPU",
+    why={
+        "nvml": LOST_WHY,
+        "nvidia-smi": LOST_WHY,
+        "wsl": "Inside WSL 2 nvidia-smi reaches the GPUs through the Windows NVIDIA driver, so a device handle it cannot get there says "
+               "Windows does not pass that GPU in (a GPU in TCC mode, which WSL does not take and which beside a WDDM GPU can hide both; "
+               "an old Windows driver or WSL), not that the GPU fell off the bus: nvidia-smi.exe in Windows shows the GPU as Windows sees it.",
+    },
+    fix={
+        "nvml": LOST_FIX,
+        "nvidia-smi": LOST_FIX,
+        "wsl": "nvidia-smi.exe -q in PowerShell (Windows' view: each GPU listed with its Driver Model, WDDM or TCC); a TCC GPU: "
+               "nvidia-smi.exe -i N -dm 0 (WDDM) as Administrator and reboot, or take it out of WSL's view; then update the Windows "
+               "driver, wsl --update and wsl --shutdown",
+    },
+    also=(Severity.WARN,),
+    when="warn inside WSL, where the handle is Windows' to give and no loss is shown",
 )
 
 
