@@ -86,12 +86,25 @@ SIGNS = (
          (b"ComfyUI", b"comfy", b"To see the GUI"), "ComfyUI"),
 )
 NEEDLES = tuple(dict.fromkeys(n for s in SIGNS for n in s.needles))
-# The thread's tracker (a collected thread's `# source:` line): an issue filed with WSL, Kubeflow or Ray is about that setting
-TRACKERS = (
-    (re.compile(rb"^# source: https://github\.com/microsoft/WSL/", re.MULTILINE), WSL, ""),
-    (re.compile(rb"^# source: https://github\.com/kubeflow/", re.MULTILINE), POD, ""),
-    (re.compile(rb"^# source: https://github\.com/ray-project/", re.MULTILINE), RAY, ""),
+# The thread's tracker (a collected thread's `# source:` line): an issue filed with WSL, a Kubernetes project, Ray or an
+# inference engine is about that setting
+TRACKER = re.compile(
+    rb"^# source: https://github\.com/(?:(?P<wsl>microsoft/WSL/)"
+    rb"|(?P<pod>(?:kubeflow|kubernetes|kubernetes-sigs|k3s-io|k0sproject|kubeedge)/|rancher/rke2/|canonical/microk8s/|NVIDIA/(?:k8s-device-plugin|gpu-operator|k8s-dra-driver)\w*/)"
+    rb"|(?P<ray>ray-project/)|(?P<vllm>vllm-project/)|(?P<sglang>sgl-project/)|(?P<tgi>huggingface/text-generation-inference/)"
+    rb"|(?P<llamacpp>(?:ggerganov|ggml-org)/llama\.cpp/)|(?P<ollama>ollama/ollama/)|(?P<comfyui>(?:comfyanonymous|Comfy-Org)/ComfyUI/))",
+    re.MULTILINE,
 )
+# A thread's title line, and the words in it that name the setting: "nvidia-smi on WSL doesn't work", "nvidia-smi not found in
+# pod", "[vllm] - ...", "Ray Tune trial gets no GPU"
+TITLE_LINE = re.compile(rb"^# (?!source:)[^\n]*", re.MULTILINE)
+TITLE_WORDS = re.compile(
+    rb"(?P<wsl>\bWSL ?2?\b)|(?P<pod>\b(?:[Pp]ods?|[Kk]ubernetes|[Kk]8s|k3s|k0s|microk8s|Kubeflow|KubeRay)\b)"
+    rb"|(?P<cluster>\b(?:HPC|[Ss]lurm|SLURM|login node)\b)|(?P<ray>\bRay ?(?:Tune|Train|Serve|[Cc]luster|actor|task|worker|trial)s?\b)"
+    rb"|(?P<vllm>\b[vV][lL][lL][mM]\b)|(?P<sglang>\b[sS][gG][lL]ang\b)|(?P<llamacpp>\bllama[.]?cpp\b|\bllama-server\b)|(?P<ollama>\b[oO]llama\b)"
+)
+NAMED = {"wsl": (WSL, ""), "pod": (POD, ""), "cluster": (CLUSTER, ""), "ray": (RAY, ""), "vllm": (ENGINE, "vLLM"), "sglang": (ENGINE, "SGLang"),
+         "tgi": (ENGINE, "TGI"), "llamacpp": (ENGINE, "llama.cpp"), "ollama": (ENGINE, "Ollama"), "comfyui": (ENGINE, "ComfyUI")}
 # A native source file a CUDA error names as where it was raised: "(at C:\\...\\src\\kernels\\awq\\gemv_awq.cu:318)", "in function
 # ggml_cuda_compute_forward at /opt/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:2761", "CUDA error at /builds/.../cuda_common.cpp:54"
 NATIVE = re.compile(rb"(?P<path>(?:[A-Za-z]:)?[\w.~+-]*(?:[/\\][\w.~+-]+)+\.(?:cu|cuh|cpp|cc|cxx|c|hpp|h))(?::\d+|\(\d+\))")
@@ -196,12 +209,11 @@ class SettingSeen(HeadLines):
         for _ in range(HEADER_LINES - self.lines):
             nl = block.find(b"\n", stop, end)
             stop = end if nl == -1 else nl + 1
-        for tracker, setting, name in TRACKERS:
-            if (m := tracker.search(block, begin, stop)) is not None:
-                self.keep(setting, name, self.line_at(block, begin, end, m.start()))
-        for m in TITLE.finditer(block, begin, stop):
-            setting, name = TITLE_SETTINGS[next(k for k, v in m.groupdict().items() if v is not None)]
-            self.keep(setting, name, self.line_at(block, begin, end, m.start()))
+        if (m := TRACKER.search(block, begin, stop)) is not None:
+            self.keep(*NAMED[next(k for k, v in m.groupdict().items() if v is not None)], self.line_at(block, begin, end, m.start()))
+        for title in TITLE_LINE.finditer(block, begin, stop):
+            for m in TITLE_WORDS.finditer(title.group()):
+                self.keep(*NAMED[next(k for k, v in m.groupdict().items() if v is not None)], self.line_at(block, begin, end, title.start()))
 
     def keep(self, setting: str, name: str, at: tuple[int, str]) -> None:
         key = name or setting

@@ -19,8 +19,10 @@ from gpudoctor.knowledge.setting import CLUSTER, ENGINE, KERNEL, POD, RAY, WINDO
 
 # The findings that say the process reaches no driver or no GPU
 NO_DRIVER = ("gpu-driver-unusable", "cuda-no-driver", "nvidia-smi-not-found", "cuda-no-gpus-visible", "driver-library-not-found")
-# The findings that say the process was given no GPU, or fewer than it asks for
-NOT_GIVEN = ("cuda-no-gpus-visible", "lightning-gpus-unavailable", "cuda-invalid-device-ordinal", "cuda-no-driver", "nvidia-smi-not-found")
+# The findings that say the process was given no GPU
+NO_GPU = ("cuda-no-gpus-visible", "cuda-no-driver", "nvidia-smi-not-found")
+# The findings that say the process asks for a GPU past those it was given
+FEWER = ("cuda-invalid-device-ordinal", "lightning-gpus-unavailable")
 
 
 @dataclass(frozen=True)
@@ -87,19 +89,25 @@ ROWS = (
         "drive it (too old, not installed, or the GPU in TCC mode, which WSL does not pass in), when the distro runs as WSL 1 (no GPU at "
         "all), or when a Linux driver package installed inside the distro shadows WSL's own libraries.",
         replaces_why=True),
-    Row(RAY, "", NOT_GIVEN, "Ray",
+    Row(RAY, "", NO_GPU + FEWER, "Ray",
         "Ray gives each task, actor and Tune trial only the GPUs it reserved (it sets CUDA_VISIBLE_DEVICES), so one that asks for none "
         "sees none: tune.run(..., resources_per_trial={'cpu': 4, 'gpu': 1}) or tune.with_resources(trainable, {'gpu': 1}); "
         "@ray.remote(num_gpus=1) for a task or actor; ScalingConfig(num_workers=N, use_gpu=True) for Ray Train; inside it, count its GPUs "
-        "from 0 (ray.get_gpu_ids() lists those reserved); ray status shows the GPUs the cluster has",
+        "from 0 (ray.get_gpu_ids() lists those reserved); ray status shows the GPUs the cluster has; older Ray's local_mode=True leaves a "
+        "trial's CUDA_VISIBLE_DEVICES empty: run GPU trials without local mode",
         "Under Ray the GPUs a task or trial sees are those it asked Ray for."),
-    Row(POD, "", NOT_GIVEN, "a Kubernetes pod",
+    Row(POD, "", NO_GPU, "a Kubernetes pod",
         "in Kubernetes a pod gets a GPU only when its container asks for one: resources: limits: nvidia.com/gpu: 1 (a Kubeflow notebook: "
         "its GPUs field), with runtimeClassName: nvidia where the node's runtime does not hand GPUs over by default; kubectl describe node "
         "NODE must list nvidia.com/gpu under Allocatable (none: the NVIDIA device plugin or the GPU operator does not run on that node); "
         "then kubectl exec POD -- nvidia-smi lists the GPU",
         "A pod sees a GPU only when its spec asks for one, and no driver, device file or nvidia-smi is in it otherwise."),
-    Row(CLUSTER, "", NOT_GIVEN, "a cluster's scheduler or module system",
+    Row(CLUSTER, "", FEWER, "a cluster's scheduler",
+        "ask the scheduler for as many GPUs per node as the processes you start there (Slurm: #SBATCH --gres=gpu:N or --gpus-per-node=N "
+        "with --ntasks-per-node=N; PBS: select=1:ngpus=N), and choose each process's GPU by its local rank (LOCAL_RANK, SLURM_LOCALID), "
+        "counting from 0 inside the job, never by its global rank or a fixed id; echo $CUDA_VISIBLE_DEVICES in the job shows the GPUs it got",
+        "A job on a cluster sees only the GPUs it asked the scheduler for, numbered from 0 on each node."),
+    Row(CLUSTER, "", NO_GPU, "a cluster's scheduler or module system",
         "on a cluster the login node usually has no GPU and no driver: run on a GPU node through the scheduler (Slurm: srun --gres=gpu:1 "
         "--pty nvidia-smi, or #SBATCH --gres=gpu:1 / --gpus=1 with the site's GPU partition; PBS: qsub -l select=1:ngpus=1; LSF: bsub "
         "-gpu num=1), and where the site ships CUDA as a module load it first (module avail cuda; module load cuda); inside the job "
