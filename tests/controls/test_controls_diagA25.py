@@ -91,6 +91,25 @@ class TestLightningGpusUnavailable:
         found = head(case("heldout23", "ray-lightning-84-tune-ddp-gpus-empty"))  # ray-project/ray_lightning#84
         assert found.id == self.verdict and "resources_per_trial" in found.fix and "none of the cluster's 14 GPUs" in found.fix
 
+    def test_control_the_same_message_without_ray_keeps_its_fix(self):
+        text = ("pytorch_lightning.utilities.exceptions.MisconfigurationException: You requested GPUs: [0]\n"
+                " But your machine only has: []\n")  # ray-project/ray_lightning#84, without Ray's lines
+        found = head(text)
+        assert found.id == self.verdict and "resources_per_trial" not in found.fix and "a count, not an index" in found.fix
+
+
+class TestCudaInvalidDeviceOrdinal:
+    verdict = "cuda-invalid-device-ordinal"
+    LINE = "RuntimeError: CUDA error: invalid device ordinal\n"  # SCLBD/LETR#5, microsoft/unilm#511
+
+    def test_sibling_a_slurm_job_asks_for_its_gpus(self):
+        found = head("#SBATCH --ntasks-per-node=4\n#SBATCH --gres=gpu:2\n" + self.LINE)
+        assert found.id == self.verdict and "--gres=gpu:N" in found.fix and "SLURM_LOCALID" in found.fix
+
+    def test_control_a_plain_run_keeps_its_fix(self):
+        found = head(self.LINE)
+        assert found.id == self.verdict and "SLURM_LOCALID" not in found.fix
+
 
 class TestCudaNoKernelImage:
     verdict = "cuda-no-kernel-image"
