@@ -111,6 +111,7 @@ NATIVE = re.compile(rb"(?P<path>(?:[A-Za-z]:)?[\w.~+-]*(?:[/\\][\w.~+-]+)+\.(?:c
 NATIVE_NEEDLES = (b".cu:", b".cuh:", b".cpp:", b".cc:", b".cxx:", b".c:", b".h:", b".hpp:", b".cu(", b".cpp(")
 CUDA_WORDS = re.compile(rb"CUDA|cuda|kernel image|NO_BINARY")
 KERNELS_KEPT = 8
+LINES_SEARCHED = 64  # lines holding one needle that a sign's search reads, per block
 KERNEL_SPAN = 3  # lines between a CUDA error's line and the line that names its source file
 # The folders a project keeps its native sources in: the project is the folder above the first of them
 SOURCE_FOLDERS = {"src", "csrc", "source", "sources", "ggml", "kernels", "kernel", "include", "common", "cuda", "lib", "ops"}
@@ -182,26 +183,28 @@ class SettingSeen(HeadLines):
         for s in SIGNS:
             if (s.name or s.setting) in self.found or words.isdisjoint(s.needles):
                 continue
-            m = s.regex.search(block, begin, end)
-            if m is not None:
-                self.keep(s.setting, s.name, self.line_at(block, begin, end, m.start()))
+            for start, stop in lines_holding(block, begin, end, words.intersection(s.needles)):
+                m = s.regex.search(block, start, stop)
+                if m is not None:
+                    self.keep(s.setting, s.name, self.line_at(block, begin, end, m.start()))
+                    break
         if len(self.kernels) < KERNELS_KEPT and not words.isdisjoint(NATIVE_NEEDLES):
-            self.read_kernels(block, begin, end)
+            self.read_kernels(block, begin, end, words.intersection(NATIVE_NEEDLES))
 
-    def read_kernels(self, block: bytes, begin: int, end: int) -> None:
+    def read_kernels(self, block: bytes, begin: int, end: int, needles: set[bytes]) -> None:
         """The native source files of programs other than torch that lines speaking of CUDA name."""
-        for m in NATIVE.finditer(block, begin, end):
-            start = block.rfind(b"\n", begin, m.start()) + 1 or begin
-            stop = block.find(b"\n", m.end(), end)
-            if CUDA_WORDS.search(block, start, end if stop == -1 else stop) is None:
+        for start, stop in lines_holding(block, begin, end, needles):
+            if CUDA_WORDS.search(block, start, stop) is None:
                 continue
-            path = m["path"].decode("utf-8", "replace")
-            program = program_of(path) if native_owner(path) == "extension" else ""
-            if program:
-                line, text = self.line_at(block, begin, end, m.start())
-                self.kernels.append(Kernel(program, path, line, text))
-                if len(self.kernels) >= KERNELS_KEPT:
-                    return
+            for m in NATIVE.finditer(block, start, stop):
+                path = m["path"].decode("utf-8", "replace")
+                program = program_of(path) if native_owner(path) == "extension" else ""
+                if program:
+                    line, text = self.line_at(block, begin, end, m.start())
+                    self.kernels.append(Kernel(program, path, line, text))
+                    if len(self.kernels) >= KERNELS_KEPT:
+                        return
+                    break
 
     def read_header(self, block: bytes, begin: int, end: int) -> None:
         """A collected thread's header: the tracker it was filed in and its title."""
@@ -222,6 +225,23 @@ class SettingSeen(HeadLines):
 
     def setting(self) -> Setting:
         return Setting(tuple(sorted(self.found.values(), key=lambda s: s.line)), tuple(self.kernels))
+
+
+def lines_holding(block: bytes, begin: int, end: int, needles: set[bytes]) -> list[tuple[int, int]]:
+    """(start, stop) of the lines of block[begin:end] that hold one of the needles, in order; at most LINES_SEARCHED of each
+    needle's (a sign shows on one of its first lines, or the log repeats it)."""
+    found: set[tuple[int, int]] = set()
+    for needle in needles:
+        at = block.find(needle, begin, end)
+        for _ in range(LINES_SEARCHED):
+            if at == -1:
+                break
+            start = block.rfind(b"\n", begin, at) + 1 or begin
+            stop = block.find(b"\n", at, end)
+            stop = end if stop == -1 else stop
+            found.add((start, stop))
+            at = block.find(needle, stop, end)
+    return sorted(found)
 
 
 def program_of(path: str) -> str:
