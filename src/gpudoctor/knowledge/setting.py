@@ -183,7 +183,7 @@ class SettingSeen(HeadLines):
         for s in SIGNS:
             if (s.name or s.setting) in self.found or words.isdisjoint(s.needles):
                 continue
-            for start, stop in lines_holding(block, begin, end, words.intersection(s.needles)):
+            for start, stop in needle_lines(block, begin, end, words.intersection(s.needles)):
                 m = s.regex.search(block, start, stop)
                 if m is not None:
                     self.keep(s.setting, s.name, self.line_at(block, begin, end, m.start()))
@@ -193,7 +193,7 @@ class SettingSeen(HeadLines):
 
     def read_kernels(self, block: bytes, begin: int, end: int, needles: set[bytes]) -> None:
         """The native source files of programs other than torch that lines speaking of CUDA name."""
-        for start, stop in lines_holding(block, begin, end, needles):
+        for start, stop in needle_lines(block, begin, end, needles):
             if CUDA_WORDS.search(block, start, stop) is None:
                 continue
             for m in NATIVE.finditer(block, start, stop):
@@ -227,7 +227,7 @@ class SettingSeen(HeadLines):
         return Setting(tuple(sorted(self.found.values(), key=lambda s: s.line)), tuple(self.kernels))
 
 
-def lines_holding(block: bytes, begin: int, end: int, needles: set[bytes]) -> list[tuple[int, int]]:
+def needle_lines(block: bytes, begin: int, end: int, needles: set[bytes]) -> list[tuple[int, int]]:
     """(start, stop) of the lines of block[begin:end] that hold one of the needles, in order; at most LINES_SEARCHED of each
     needle's (a sign shows on one of its first lines, or the log repeats it)."""
     found: set[tuple[int, int]] = set()
