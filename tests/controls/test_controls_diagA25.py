@@ -164,3 +164,21 @@ class TestGpuLost:
     def test_control_a_linux_host_keeps_the_lost_gpu(self):
         found = next(f for f in api.diagnose(self.HANDLES).findings if f.id == self.verdict)
         assert found.severity is Severity.ERROR and "reboot" in found.fix
+
+
+class TestCudaDriverTooOld:
+    verdict = "cuda-driver-too-old"
+    LINE = ("RuntimeError: The NVIDIA driver on your system is too old (found version 10010). Please update your GPU driver by downloading "
+            "and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx\n")  # pytorch-style-transfer#1's shape
+
+    def test_sibling_on_colab_the_driver_is_the_hosts(self):
+        found = head(case("heldout14", "style-transfer-pytorch-1-colab-driver-too-old"))  # crowsonkb/style-transfer-pytorch#1
+        assert found.id == self.verdict and "cannot be updated" in found.fix and "restart the runtime" in found.fix
+
+    def test_sibling_a_rented_gpu(self):
+        found = head("I am running this on RunPod with the pytorch 2.4 template\n" + self.LINE)
+        assert found.id == self.verdict and "Max CUDA" in found.fix
+
+    def test_control_a_link_to_a_colab_notebook_is_no_setting(self):
+        found = head("notebook: https://colab.research.google.com/drive/1abc\n" + self.LINE)
+        assert found.id == self.verdict and found.fix.startswith("nvidia-smi")

@@ -28,7 +28,16 @@ CLUSTER = "cluster"  # an HPC cluster's scheduler or module system (Slurm, PBS, 
 POD = "pod"  # a Kubernetes pod
 RAY = "ray"  # a Ray task, actor or Tune trial
 ENGINE = "engine"  # an inference engine (its name in Shown.name)
+NOTEBOOK = "notebook"  # a hosted notebook (Google Colab, Kaggle): its runtime's GPU and driver are the host's
+RENTED = "rented"  # a rented cloud GPU (RunPod, Vast.ai): the driver is the host's, the image the renter's
 KERNEL = "kernel"  # a CUDA kernel of a program other than torch (Setting.kernels)
+
+
+
+def said_on(places: bytes) -> bytes:
+    """A person saying the job ran on one of these places: "on Colab", "in Kaggle", "on RunPod" (not a URL's host)."""
+    return rb"(?<![\w/.-])(?:[Ii]n|[Oo]n|[Uu]sing|[Vv]ia|[Ff]rom|[Ww]ithin|[Ww]ith) (?:the |my |a )?(?:[Gg]oogle )?(?:" + places + rb")\b(?![/.]\w)"
+
 
 # A person saying where it ran: "inside WSL", "on WSL2", "using docker in WSL 2" (not "without WSL", not a URL's /wsl/)
 SAID_WSL = rb"(?<![\w/.-])(?:[Ii]n|[Ii]nside|[Oo]n|[Uu]nder|[Uu]sing|[Vv]ia|[Ff]rom|[Ww]ithin|[Tt]hrough) (?:the |my |a )?WSL ?2?\b(?![/.])"
@@ -58,6 +67,12 @@ SIGNS = (
     sign(WINDOWS, rb"Microsoft Windows \[Version|^\s*PS [A-Z]:\\|is not recognized as an internal or external command|The term '[\w.-]+' is not recognized"
                   rb"|\b[A-Z]:\\(?:Users|Program Files|ProgramData|Windows|Python\d*|anaconda3|miniconda3)\\",
          (b"Microsoft Windows", b"PS ", b"is not recognized", b":\\")),
+    # a hosted notebook: a Colab cell's frame and its drive, Colab's module, Kaggle's folders, a person's "on Colab"
+    sign(NOTEBOOK, rb"File \"/content/|/content/drive/|\bgoogle\.colab\b|/kaggle/(?:working|input)/|" + said_on(rb"[Cc]olab|Kaggle"),
+         (b"/content/", b"google.colab", b"/kaggle/", b"olab", b"Kaggle")),
+    # a rented GPU: RunPod's and Vast.ai's own paths and hosts, a person's "on RunPod"
+    sign(RENTED, rb"/runpod-volume/|\bRUNPOD_POD_ID\b|\bproxy\.runpod\.net\b|\bVAST_CONTAINERLABEL\b|" + said_on(rb"RunPod|[Rr]unpod|Vast(?:\.ai)?"),
+         (b"runpod", b"RUNPOD", b"RunPod", b"Runpod", b"VAST_", b"Vast")),
     # a cluster: Slurm's directives, commands and step daemon, PBS's and LSF's, the module system, a login node
     sign(CLUSTER, rb"^\s*#(?:SBATCH|PBS|BSUB)\b|(?:^|[\s$;&|(`])(?:srun|sbatch|salloc|qsub|bsub|squeue|sinfo)\s+-|\bslurmstepd\b|\bSLURM_[A-Z_]+="
                   rb"|(?:^|[\s$;&|(`])(?:module|ml) (?:load|add|avail|av|spider|purge|list)\b|\bLmod\b|\blogin[- ]nodes?\b|@login\d*[.:\s]",
@@ -100,10 +115,11 @@ TRACKER = re.compile(
 TITLE_LINE = re.compile(rb"^# (?!source:)[^\n]*", re.MULTILINE)
 TITLE_WORDS = re.compile(
     rb"(?P<wsl>\bWSL ?2?\b)|(?P<pod>\b(?:[Pp]ods?|[Kk]ubernetes|[Kk]8s|k3s|k0s|microk8s|Kubeflow|KubeRay)\b)"
+    rb"|(?P<notebook>\b(?:[Cc]olab|Kaggle)\b)|(?P<rented>\b(?:RunPod|[Rr]unpod|Vast\.ai|vast\.ai)\b)"
     rb"|(?P<cluster>\b(?:HPC|[Ss]lurm|SLURM|login node)\b)|(?P<ray>\bRay ?(?:Tune|Train|Serve|[Cc]luster|actor|task|worker|trial)s?\b)"
     rb"|(?P<vllm>\b[vV][lL][lL][mM]\b)|(?P<sglang>\b[sS][gG][lL]ang\b)|(?P<llamacpp>\bllama[.]?cpp\b|\bllama-server\b)|(?P<ollama>\b[oO]llama\b)"
 )
-NAMED = {"wsl": (WSL, ""), "pod": (POD, ""), "cluster": (CLUSTER, ""), "ray": (RAY, ""), "vllm": (ENGINE, "vLLM"), "sglang": (ENGINE, "SGLang"),
+NAMED = {"wsl": (WSL, ""), "notebook": (NOTEBOOK, ""), "rented": (RENTED, ""), "pod": (POD, ""), "cluster": (CLUSTER, ""), "ray": (RAY, ""), "vllm": (ENGINE, "vLLM"), "sglang": (ENGINE, "SGLang"),
          "tgi": (ENGINE, "TGI"), "llamacpp": (ENGINE, "llama.cpp"), "ollama": (ENGINE, "Ollama"), "comfyui": (ENGINE, "ComfyUI")}
 # A native source file a CUDA error names as where it was raised: "(at C:\\...\\src\\kernels\\awq\\gemv_awq.cu:318)", "in function
 # ggml_cuda_compute_forward at /opt/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:2761", "CUDA error at /builds/.../cuda_common.cpp:54"

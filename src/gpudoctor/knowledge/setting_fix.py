@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from gpudoctor.knowledge.setting import CLUSTER, ENGINE, KERNEL, POD, RAY, WINDOWS, WSL, Kernel, Setting
+from gpudoctor.knowledge.setting import CLUSTER, ENGINE, KERNEL, NOTEBOOK, POD, RAY, RENTED, WINDOWS, WSL, Kernel, Setting
 
 # The findings that say the process reaches no driver or no GPU
 NO_DRIVER = ("gpu-driver-unusable", "cuda-no-driver", "nvidia-smi-not-found", "cuda-no-gpus-visible", "driver-library-not-found")
@@ -89,6 +89,21 @@ ROWS = (
         "drive it (too old, not installed, or the GPU in TCC mode, which WSL does not pass in), when the distro runs as WSL 1 (no GPU at "
         "all), or when a Linux driver package installed inside the distro shadows WSL's own libraries.",
         replaces_why=True),
+    Row(NOTEBOOK, "", NO_GPU, "a hosted notebook (Colab, Kaggle)",
+        "a notebook's runtime has a GPU only when one is chosen for it: Colab: Runtime > Change runtime type > a GPU (T4, L4, A100), then "
+        "run the notebook again from the top; Kaggle: Settings > Accelerator > GPU; a session whose GPU quota ran out is given a CPU "
+        "runtime; !nvidia-smi in a cell shows the GPU the runtime has",
+        "A hosted notebook's runtime has a GPU only when one was chosen for it (and the GPU quota allows it)."),
+    Row(NOTEBOOK, "", ("cuda-driver-too-old",), "a hosted notebook (Colab, Kaggle)",
+        "the runtime's driver is the host's and cannot be updated: keep the torch (or jax, or CUDA library) the runtime ships (pip "
+        "uninstall what was installed over it, then restart the runtime), or install builds for the CUDA that !nvidia-smi shows there "
+        "(torch: pip install torch --index-url https://download.pytorch.org/whl/cuXYZ, XYZ at or below its CUDA Version)",
+        "A hosted notebook's driver is the host's: what the notebook installs must be built for a CUDA that driver supports."),
+    Row(RENTED, "", ("cuda-driver-too-old",), "a rented GPU (RunPod, Vast.ai)",
+        "the driver is the host's and cannot be updated from the container: rent a machine whose driver supports the image's CUDA "
+        "(RunPod: filter by CUDA version; Vast.ai: the Max CUDA filter), or use an image and a torch wheel built for the CUDA the host "
+        "has (nvidia-smi's CUDA Version)",
+        "On a rented GPU the driver is the host's and the CUDA the image's: the image must not need a newer CUDA than the host's driver gives."),
     Row(RAY, "", NO_GPU + FEWER, "Ray",
         "Ray gives each task, actor and Tune trial only the GPUs it reserved (it sets CUDA_VISIBLE_DEVICES), so one that asks for none "
         "sees none: tune.run(..., resources_per_trial={'cpu': 4, 'gpu': 1}) or tune.with_resources(trainable, {'gpu': 1}); "
