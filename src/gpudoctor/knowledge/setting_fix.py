@@ -112,7 +112,8 @@ ROWS = (
         "trial's CUDA_VISIBLE_DEVICES empty: run GPU trials without local mode",
         "Under Ray the GPUs a task or trial sees are those it asked Ray for."),
     Row(POD, "", NO_GPU, "a Kubernetes pod",
-        "in Kubernetes a pod gets a GPU only when its container asks for one: resources: limits: nvidia.com/gpu: 1 (a Kubeflow notebook: "
+        "in Kubernetes a pod gets a GPU only when its container asks for one (ls /dev/nvidia* inside it decides whether it got one): "
+        "resources: limits: nvidia.com/gpu: 1 (a Kubeflow notebook: "
         "its GPUs field), with runtimeClassName: nvidia where the node's runtime does not hand GPUs over by default; kubectl describe node "
         "NODE must list nvidia.com/gpu under Allocatable (none: the NVIDIA device plugin or the GPU operator does not run on that node); "
         "then kubectl exec POD -- nvidia-smi lists the GPU",
