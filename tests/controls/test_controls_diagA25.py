@@ -43,6 +43,14 @@ class TestGpuDriverUnusable:
         found = head(SMI_FAILED)
         assert found.id == self.verdict and "dkms status" in found.fix and "setting" not in found.evidence
 
+    def test_sibling_a_vm_takes_the_passthrough(self):
+        found = head(case("heldout18", "cloud-hypervisor-4353-passthrough-nvidia-smi-fails"))  # cloud-hypervisor/cloud-hypervisor#4353
+        assert found.id == self.verdict and "vfio-pci" in found.fix and "dkms" not in found.fix
+
+    def test_control_a_link_to_passthrough_docs_is_no_vm(self):
+        found = head("see https://docs.nvidia.com/datacenter/tesla/gpu-passthrough/index.html\n" + SMI_FAILED)
+        assert found.id == self.verdict and "dkms status" in found.fix
+
     def test_control_a_link_to_wsl_docs_is_no_setting(self):
         text = "see https://docs.nvidia.com/cuda/wsl-user-guide/index.html and /mnt/c/Users/me/data\n" + SMI_FAILED
         found = head(text)
@@ -159,7 +167,11 @@ class TestGpuLost:
 
     def test_sibling_inside_wsl_is_windows_to_pass_in(self):
         found = next(f for f in api.diagnose(case("heldout23", "wsl-13027-tcc-wddm-mixed")).findings if f.id == self.verdict)
-        assert found.severity is Severity.WARN and "TCC" in found.fix and "reseat" not in found.fix
+        assert found.severity is Severity.ERROR and "TCC" in found.fix and "reseat" not in found.fix and "fell off" not in found.title
+
+    def test_sibling_inside_a_vm_is_the_passthrough(self):
+        found = head(case("heldout18", "qubes-10036-rtx5070-hvm-no-devices"))  # QubesOS/qubes-issues#10036: an HVM's passthrough
+        assert found.id == self.verdict and "vfio-pci" in found.fix and "reseat" not in found.fix
 
     def test_control_a_linux_host_keeps_the_lost_gpu(self):
         found = next(f for f in api.diagnose(self.HANDLES).findings if f.id == self.verdict)

@@ -28,6 +28,7 @@ CLUSTER = "cluster"  # an HPC cluster's scheduler or module system (Slurm, PBS, 
 POD = "pod"  # a Kubernetes pod
 RAY = "ray"  # a Ray task, actor or Tune trial
 ENGINE = "engine"  # an inference engine (its name in Shown.name)
+VM = "vm"  # a virtual machine's guest: the GPU is the hypervisor's to pass through
 NOTEBOOK = "notebook"  # a hosted notebook (Google Colab, Kaggle): its runtime's GPU and driver are the host's
 RENTED = "rented"  # a rented cloud GPU (RunPod, Vast.ai): the driver is the host's, the image the renter's
 KERNEL = "kernel"  # a CUDA kernel of a program other than torch (Setting.kernels)
@@ -67,6 +68,12 @@ SIGNS = (
     sign(WINDOWS, rb"Microsoft Windows \[Version|^\s*PS [A-Z]:\\|is not recognized as an internal or external command|The term '[\w.-]+' is not recognized"
                   rb"|\b[A-Z]:\\(?:Users|Program Files|ProgramData|Windows|Python\d*|anaconda3|miniconda3)\\",
          (b"Microsoft Windows", b"PS ", b"is not recognized", b":\\")),
+    # a virtual machine: the guest's kernel naming its hypervisor, its firmware's machine name, VFIO on the host, a hypervisor's
+    # domain XML, a person's "passthrough to the VM" / "in a VM"
+    sign(VM, rb"Hypervisor detected: (?:KVM|Xen|VMware|Microsoft Hyper-V)|DMI: (?:QEMU|VMware|Microsoft Corporation Virtual Machine)|\bvfio-pci\b"
+             rb"|<hostdev mode=|(?<![\w/.-])(?:GPU|PCI|PCIe|[Gg]pu) pass-?through\b|(?<![\w/.-])pass-?through (?:of )?(?:the |a |my )?(?:GPU|card|device)"
+             rb"|(?<![\w/.-])pass(?:ed|ing)? (?:the |a |my )?(?:GPU|card) through\b|(?<![\w/.-])(?:[Ii]n|[Ii]nside|[Oo]n) (?:the |a |my )?(?:VM|guest VM|virtual machine)\b",
+         (b"Hypervisor detected", b"DMI: ", b"vfio", b"<hostdev", b"passthrough", b"pass-through", b"pass through", b"VM", b"virtual machine")),
     # a hosted notebook: a Colab cell's frame and its drive, Colab's module, Kaggle's folders, a person's "on Colab"
     sign(NOTEBOOK, rb"File \"/content/|/content/drive/|\bgoogle\.colab\b|/kaggle/(?:working|input)/|" + said_on(rb"[Cc]olab|Kaggle"),
          (b"/content/", b"google.colab", b"/kaggle/", b"olab", b"Kaggle")),
@@ -106,6 +113,7 @@ NEEDLES = tuple(dict.fromkeys(n for s in SIGNS for n in s.needles))
 TRACKER = re.compile(
     rb"^# source: https://github\.com/(?:(?P<wsl>microsoft/WSL/)"
     rb"|(?P<pod>(?:kubeflow|kubernetes|kubernetes-sigs|k3s-io|k0sproject|kubeedge)/|rancher/rke2/|canonical/microk8s/|NVIDIA/(?:k8s-device-plugin|gpu-operator|k8s-dra-driver)\w*/)"
+    rb"|(?P<vm>(?:cloud-hypervisor|QubesOS|kubevirt|proxmox)/|NVIDIA/kubevirt-gpu-device-plugin/|jamesstringer90/Easy-GPU-PV/)"
     rb"|(?P<ray>ray-project/)|(?P<vllm>vllm-project/)|(?P<sglang>sgl-project/)|(?P<tgi>huggingface/text-generation-inference/)"
     rb"|(?P<llamacpp>(?:ggerganov|ggml-org)/llama\.cpp/)|(?P<ollama>ollama/ollama/)|(?P<comfyui>(?:comfyanonymous|Comfy-Org)/ComfyUI/))",
     re.MULTILINE,
@@ -115,11 +123,12 @@ TRACKER = re.compile(
 TITLE_LINE = re.compile(rb"^# (?!source:)[^\n]*", re.MULTILINE)
 TITLE_WORDS = re.compile(
     rb"(?P<wsl>\bWSL ?2?\b)|(?P<pod>\b(?:[Pp]ods?|[Kk]ubernetes|[Kk]8s|k3s|k0s|microk8s|Kubeflow|KubeRay)\b)"
+    rb"|(?P<vm>\b(?:[Pp]ass-?through|VFIO|vfio|Proxmox|Hyper-V|GPU-PV|ESXi|vSphere|KubeVirt|HVM|virtual machine)\b)"
     rb"|(?P<notebook>\b(?:[Cc]olab|Kaggle)\b)|(?P<rented>\b(?:RunPod|[Rr]unpod|Vast\.ai|vast\.ai)\b)"
     rb"|(?P<cluster>\b(?:HPC|[Ss]lurm|SLURM|login node)\b)|(?P<ray>\bRay ?(?:Tune|Train|Serve|[Cc]luster|actor|task|worker|trial)s?\b)"
     rb"|(?P<vllm>\b[vV][lL][lL][mM]\b)|(?P<sglang>\b[sS][gG][lL]ang\b)|(?P<llamacpp>\bllama[.]?cpp\b|\bllama-server\b)|(?P<ollama>\b[oO]llama\b)"
 )
-NAMED = {"wsl": (WSL, ""), "notebook": (NOTEBOOK, ""), "rented": (RENTED, ""), "pod": (POD, ""), "cluster": (CLUSTER, ""), "ray": (RAY, ""), "vllm": (ENGINE, "vLLM"), "sglang": (ENGINE, "SGLang"),
+NAMED = {"wsl": (WSL, ""), "vm": (VM, ""), "notebook": (NOTEBOOK, ""), "rented": (RENTED, ""), "pod": (POD, ""), "cluster": (CLUSTER, ""), "ray": (RAY, ""), "vllm": (ENGINE, "vLLM"), "sglang": (ENGINE, "SGLang"),
          "tgi": (ENGINE, "TGI"), "llamacpp": (ENGINE, "llama.cpp"), "ollama": (ENGINE, "Ollama"), "comfyui": (ENGINE, "ComfyUI")}
 # A native source file a CUDA error names as where it was raised: "(at C:\\...\\src\\kernels\\awq\\gemv_awq.cu:318)", "in function
 # ggml_cuda_compute_forward at /opt/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:2761", "CUDA error at /builds/.../cuda_common.cpp:54"

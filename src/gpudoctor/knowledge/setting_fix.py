@@ -15,7 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Optional
 
-from gpudoctor.knowledge.setting import CLUSTER, ENGINE, KERNEL, NOTEBOOK, POD, RAY, RENTED, WINDOWS, WSL, Kernel, Setting
+from gpudoctor.catalog.findings.gpu_health import PASSTHROUGH_FIX
+from gpudoctor.knowledge.setting import CLUSTER, ENGINE, KERNEL, NOTEBOOK, POD, RAY, RENTED, VM, WINDOWS, WSL, Kernel, Setting
 
 # The findings that say the process reaches no driver or no GPU
 NO_DRIVER = ("gpu-driver-unusable", "cuda-no-driver", "nvidia-smi-not-found", "cuda-no-gpus-visible", "driver-library-not-found")
@@ -89,6 +90,10 @@ ROWS = (
         "drive it (too old, not installed, or the GPU in TCC mode, which WSL does not pass in), when the distro runs as WSL 1 (no GPU at "
         "all), or when a Linux driver package installed inside the distro shadows WSL's own libraries.",
         replaces_why=True),
+    Row(VM, "", ("gpu-driver-unusable", "cuda-no-driver", "cuda-no-gpus-visible"), "a virtual machine", PASSTHROUGH_FIX,
+        "In a virtual machine the GPU reaches the guest through the hypervisor's passthrough (VFIO, GPU-PV), and the driver inside "
+        "fails on what the passthrough gives it (the GPU's memory window, a hypervisor it refuses, a GPU not reset) as often as on "
+        "itself."),
     Row(NOTEBOOK, "", NO_GPU, "a hosted notebook (Colab, Kaggle)",
         "a notebook's runtime has a GPU only when one is chosen for it: Colab: Runtime > Change runtime type > a GPU (T4, L4, A100), then "
         "run the notebook again from the top; Kaggle: Settings > Accelerator > GPU; a session whose GPU quota ran out is given a CPU "

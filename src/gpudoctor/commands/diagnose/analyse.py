@@ -24,7 +24,7 @@ from gpudoctor.knowledge.nccl_loopback import NcclLoopback
 from gpudoctor.knowledge.reruns import RESTART_HOW, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
-from gpudoctor.knowledge.setting import WSL, SettingSeen
+from gpudoctor.knowledge.setting import VM, WSL, SettingSeen
 from gpudoctor.knowledge.reported import REPORTED_PLACE, Reported
 from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import SAID_WORDS, Diagnosis
@@ -76,8 +76,9 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     hang_said = d.said_hang is not None and d.said_hang.said is not None
     # (an idle GPU's reading decides that the job is not on it beside the reporter's words that it does not use the GPU)
     unused_said = d.gpus_unused.said_line() if d.gpus_unused is not None else ""
-    wsl = d.setting.of(WSL)  # (a GPU nvidia-smi cannot reach inside WSL is Windows' to pass in: knowledge/setting.py)
-    read = smi.findings(hang_said, unused_said, f"WSL: line {wsl.line}: {wsl.text}" if wsl is not None else "")
+    # (a GPU nvidia-smi cannot reach inside WSL or a VM is Windows' or the hypervisor's to pass in: knowledge/setting.py)
+    guest = d.setting.first((WSL, VM))
+    read = smi.findings(hang_said, unused_said, (guest.setting, f"{guest.setting}: line {guest.line}: {guest.text}") if guest is not None else ("", ""))
     agreed = [f for f in read if f.id == GPU_NOT_USED.id and f.severity is Severity.WARN]  # the reading and the reporter's words agree
     findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + [f for f in read if f not in agreed]
     findings += ranks_shown(d, findings)
