@@ -150,6 +150,13 @@ class TestCudaOom:
         found = head(self.LINE)
         assert found.id == self.verdict and "gradient accumulation" in found.fix
 
+    def test_control_vllm_inside_a_training_job_keeps_its_fix(self):
+        # TRL's GRPO generates with vLLM and trains in the same job: vLLM is a component, the OOM the training's
+        frames = ('  File "/usr/local/lib/python3.11/site-packages/trl/trainer/grpo_trainer.py", line 912, in _generate_and_score_completions\n'
+                  '  File "/usr/local/lib/python3.11/site-packages/vllm/entrypoints/llm.py", line 465, in generate\n')
+        found = head("Traceback (most recent call last):\n" + frames + self.LINE)
+        assert found.id == self.verdict and "gradient accumulation" in found.fix
+
     def test_control_vllm_installed_is_no_engine(self):
         found = head("Successfully installed vllm-0.6.3 xformers-0.0.27\n" + self.LINE)
         assert found.id == self.verdict and "gradient accumulation" in found.fix

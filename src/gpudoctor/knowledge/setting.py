@@ -31,6 +31,7 @@ ENGINE = "engine"  # an inference engine (its name in Shown.name)
 VM = "vm"  # a virtual machine's guest: the GPU is the hypervisor's to pass through
 NOTEBOOK = "notebook"  # a hosted notebook (Google Colab, Kaggle): its runtime's GPU and driver are the host's
 RENTED = "rented"  # a rented cloud GPU (RunPod, Vast.ai): the driver is the host's, the image the renter's
+TRAINING = "training"  # a training job (an RL or fine-tuning framework's frames, a backward pass): an engine in it is a component
 KERNEL = "kernel"  # a CUDA kernel of a program other than torch (Setting.kernels)
 
 
@@ -96,6 +97,11 @@ SIGNS = (
          (b"ray::", b"pid=", b"resources_per_trial", b"ray.exceptions", b"Ray")),
     # Ray Tune's status line: the CPUs and GPUs its trials asked for, of the cluster's
     sign(RAY, rb"\bResources requested: [\d.]+/[\d.]+ CPUs, [\d.]+/[\d.]+ GPUs", (b"Resources requested",), "Tune"),
+    # a training job: an RL or fine-tuning framework's frames and actors, a backward pass or optimizer step in a traceback
+    sign(TRAINING, rb"[/\\](?:trl|verl|openrlhf|llamafactory|axolotl)[/\\]|[/\\]transformers[/\\]trainer\.py|\.backward\(|optimizer\.step\("
+                   rb"|\b(?:GRPOTrainer|PPOTrainer|ActorModelRayActor)\b|\bactor_rollout_ref\b",
+         (b"trl", b"verl", b"openrlhf", b"llamafactory", b"axolotl", b"trainer.py", b".backward(", b"optimizer.step(", b"Trainer", b"ActorModelRayActor",
+          b"actor_rollout_ref")),
     # inference engines: their start commands, start-up lines and packages
     sign(ENGINE, rb"\bvllm serve\b|\bvllm\.entrypoints\b|\bStarting vLLM\b|\bvLLM API server\b|[/\\]site-packages[/\\]vllm[/\\]|\bLLM\(model=",
          (b"vllm", b"vLLM", b"LLM(model="), "vLLM"),

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from gpudoctor.catalog.findings.gpu_health import PASSTHROUGH_FIX
-from gpudoctor.knowledge.setting import CLUSTER, ENGINE, KERNEL, NOTEBOOK, POD, RAY, RENTED, VM, WINDOWS, WSL, Kernel, Setting
+from gpudoctor.knowledge.setting import CLUSTER, ENGINE, KERNEL, NOTEBOOK, POD, RAY, RENTED, TRAINING, VM, WINDOWS, WSL, Kernel, Setting
 
 # The findings that say the process reaches no driver or no GPU
 NO_DRIVER = ("gpu-driver-unusable", "cuda-no-driver", "nvidia-smi-not-found", "cuda-no-gpus-visible", "driver-library-not-found")
@@ -36,6 +36,7 @@ class Row:
     why: str  # a sentence put before the finding's own why
     replaces_why: bool = False  # the finding's own why says what the setting contradicts: `why` replaces it
     title: str = ""  # the title, where the finding's own contradicts the setting (PROGRAM: the program's name)
+    unless: tuple[str, ...] = ()  # settings that, shown too, leave the finding its own words (an engine inside a training job)
 
 
 ROWS = (
@@ -53,31 +54,31 @@ ROWS = (
         "below (1 leaves no room for activations) and lower it when other processes hold memory on the GPU (nvidia-smi); --enforce-eager "
         "saves the CUDA graphs' memory; a model larger than one GPU: --tensor-parallel-size N, or a quantized model (--quantization)",
         "vLLM takes --gpu-memory-utilization (default 0.9) of each GPU at start-up for the weights, its profiling run's activations and "
-        "the KV cache: its own flags are the lever, not a training batch."),
+        "the KV cache: its own flags are the lever, not a training batch.", unless=(TRAINING,)),
     Row(ENGINE, "SGLang", ("cuda-oom",), "SGLang",
         "lower --mem-fraction-static (e.g. 0.8) when the activations run out, and --context-length, --max-running-requests and "
         "--chunked-prefill-size (e.g. 4096); a model larger than one GPU: --tp N",
         "SGLang reserves --mem-fraction-static of each GPU for the weights and the KV cache, and the rest holds the activations: its own "
-        "flags are the lever, not a training batch."),
+        "flags are the lever, not a training batch.", unless=(TRAINING,)),
     Row(ENGINE, "TGI", ("cuda-oom",), "text-generation-inference",
         "lower --max-batch-prefill-tokens and --max-total-tokens (--max-input-tokens), set --cuda-memory-fraction 0.9 when other processes "
         "share the GPU, shard the model with --num-shard N, or quantize it (--quantize)",
         "text-generation-inference sizes its batches and KV cache from --max-batch-prefill-tokens and --max-total-tokens: its own flags "
-        "are the lever, not a training batch."),
+        "are the lever, not a training batch.", unless=(TRAINING,)),
     Row(ENGINE, "llama.cpp", ("cuda-oom",), "llama.cpp",
         "offload fewer layers (a lower -ngl), use a smaller context (-c 4096) and smaller batches (-b, -ub), or a smaller quantization of "
         "the model (Q4_K_M)",
-        "llama.cpp puts -ngl layers of the model and the context's KV cache (-c) on the GPU: those are the lever, not a training batch."),
+        "llama.cpp puts -ngl layers of the model and the context's KV cache (-c) on the GPU: those are the lever, not a training batch.", unless=(TRAINING,)),
     Row(ENGINE, "Ollama", ("cuda-oom",), "Ollama",
         "a smaller context (num_ctx, OLLAMA_CONTEXT_LENGTH), fewer parallel requests (OLLAMA_NUM_PARALLEL=1), one model loaded at a time "
         "(OLLAMA_MAX_LOADED_MODELS=1), fewer layers on the GPU (num_gpu), or a smaller quantization of the model",
         "Ollama places the model's layers and the context's KV cache on the GPU by its own estimate: its settings are the lever, not a "
-        "training batch."),
+        "training batch.", unless=(TRAINING,)),
     Row(ENGINE, "ComfyUI", ("cuda-oom",), "ComfyUI",
         "start ComfyUI with --lowvram (or --novram; --disable-smart-memory frees models between runs), lower the workflow's batch size, "
         "resolution or frame count, and use the offload option of the custom node that loads a large model",
         "ComfyUI keeps models on the GPU as its VRAM mode decides: its start-up flags and the workflow's sizes are the lever, not a "
-        "training batch."),
+        "training batch.", unless=(TRAINING,)),
     Row(WSL, "", NO_DRIVER, "WSL",
         "under WSL 2 the driver is the Windows one (no Linux driver inside WSL: its kernel has no nvidia module to load, install or rebuild): in Windows install or "
         "update the NVIDIA driver (nvidia-smi.exe in PowerShell must list the GPU), then wsl --update and wsl --shutdown; wsl -l -v must "
@@ -172,7 +173,7 @@ def fitted(finding: str, why: str, setting: Setting, line: int) -> Optional[Fitt
                 return kernel_words(row, kernel)
             continue
         shown = next((s for s in setting.shown if s.setting == row.setting and (row.setting != ENGINE or s.name == row.name)), None)
-        if shown is None:
+        if shown is None or any(s.setting in row.unless for s in setting.shown):
             continue
         said = f"The log shows {row.shows} (line {shown.line}: {shown.text[:120]})."
         fix = row.fix
