@@ -201,3 +201,7 @@ class TestCudaDriverTooOld:
     def test_control_a_link_to_a_colab_notebook_is_no_setting(self):
         found = head("notebook: https://colab.research.google.com/drive/1abc\n" + self.LINE)
         assert found.id == self.verdict and found.fix.startswith("nvidia-smi")
+
+    def test_sibling_another_programs_kernel_names_it_not_torch(self):
+        found = head(case("heldout18", "colabfold-234-ptx-unsupported-toolchain"))  # sokrypton/ColabFold#234: jaxlib's PTX on Colab
+        assert found.id == self.verdict and "jaxlib" in found.title and "torch" not in found.title and "cannot be updated" in found.fix

@@ -49,6 +49,12 @@ ROWS = (
         "this GPU's (a new GPU with an older build, or an old GPU a newer build dropped), so it is that program's build, not torch's, "
         "that must include this GPU's architecture.",
         replaces_why=True, title="PROGRAM's own CUDA kernels have no build for this GPU's compute capability (architecture)"),
+    Row(KERNEL, "", ("cuda-driver-too-old",), "a CUDA error raised in the source of a program other than torch",
+        "install the build of PROGRAM for the CUDA this driver supports (nvidia-smi shows its CUDA Version; the program's release notes "
+        "list its builds per CUDA), or update the NVIDIA driver; reinstalling torch does not change it",
+        "The error names SOURCE, a source file of PROGRAM, not of torch: PROGRAM's kernels were built by a newer CUDA toolkit than this "
+        "driver supports (their PTX needs a newer driver to compile), so it is PROGRAM's build, or the driver, that must change.",
+        replaces_why=True, title="the NVIDIA driver is older than the CUDA that PROGRAM was built with"),
     Row(ENGINE, "vLLM", ("cuda-oom",), "vLLM",
         "lower --max-model-len (the longest sequence the KV cache must hold) and --max-num-seqs; keep --gpu-memory-utilization at 0.9 or "
         "below (1 leaves no room for activations) and lower it when other processes hold memory on the GPU (nvidia-smi); --enforce-eager "
@@ -165,12 +171,12 @@ def rows_for(finding: str) -> list[Row]:
 
 def fitted(finding: str, why: str, setting: Setting, line: int) -> Optional[Fitted]:
     """The words of finding `finding` (its own why `why`, its first line `line`) in the setting the log shows; None where it
-    keeps its own."""
+    keeps its own. The first row whose setting is shown decides; else another program's kernel named at the line does. That
+    kernel gives its title either way: the title never names torch for another program's kernel."""
+    kernel = setting.kernel_near(line)
+    titled = next((kernel_words(row, kernel) for row in rows_for(finding) if row.setting == KERNEL and kernel is not None), None)
     for row in rows_for(finding):
         if row.setting == KERNEL:
-            kernel = setting.kernel_near(line)
-            if kernel is not None:
-                return kernel_words(row, kernel)
             continue
         shown = next((s for s in setting.shown if s.setting == row.setting and (row.setting != ENGINE or s.name == row.name)), None)
         if shown is None or any(s.setting in row.unless for s in setting.shown):
@@ -179,8 +185,9 @@ def fitted(finding: str, why: str, setting: Setting, line: int) -> Optional[Fitt
         fix = row.fix
         if row.setting == RAY and (asked := tune_asked(setting)) is not None:
             fix = f"Ray Tune's line {asked[0]} shows its trials asked for none of the cluster's {asked[1]} GPUs; " + fix
-        return Fitted(fix, f"{said} {row.why}" + ("" if row.replaces_why else f" {why}"), f"{row.shows}: line {shown.line}: {shown.text}")
-    return None
+        return Fitted(fix, f"{said} {row.why}" + ("" if row.replaces_why else f" {why}"), f"{row.shows}: line {shown.line}: {shown.text}",
+                      titled.title if titled is not None else "")
+    return titled
 
 
 def tune_asked(setting: Setting) -> Optional[tuple[int, str]]:
