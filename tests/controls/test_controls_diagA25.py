@@ -6,12 +6,14 @@ Lines and cases are real ones (threads named beside them)."""
 
 from __future__ import annotations
 
+import pytest
+
 from test_controls_classes6 import case
 from test_controls_detect8 import head
 
 from gpudoctor import api
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.setting import SettingSeen
+from gpudoctor.knowledge.setting import SettingSeen, program_of
 
 SMI_FAILED = ("NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that the latest NVIDIA driver is "
               "installed and running.\n")
@@ -205,3 +207,13 @@ class TestCudaDriverTooOld:
     def test_sibling_another_programs_kernel_names_it_not_torch(self):
         found = head(case("heldout18", "colabfold-234-ptx-unsupported-toolchain"))  # sokrypton/ColabFold#234: jaxlib's PTX on Colab
         assert found.id == self.verdict and "jaxlib" in found.title and "torch" not in found.title and "cannot be updated" in found.fix
+
+
+@pytest.mark.parametrize("path,program", [
+    ("/opt/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu", "llama.cpp"),  # llama-server on a GB10
+    ("C:\\Users\\muyang\\Desktop\\nunchaku-dev\\src\\kernels\\awq\\gemv_awq.cu", "nunchaku"),  # nunchux-ai/ComfyUI-nunchaku#67
+    ("/usr/local/cuda/include/thrust/system/cuda/detail/util.h", ""),  # the toolkit's header: no program named
+    ("/home/u/work/src/x.cu", ""),  # a folder that holds projects, not one
+])
+def test_the_program_a_native_source_belongs_to(path, program):
+    assert program_of(path) == program

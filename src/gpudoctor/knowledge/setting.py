@@ -151,6 +151,11 @@ CHECKOUT_SUFFIX = re.compile(r"[-_](?:dev|main|master|git|src|v?\d[\w.]*)$", re.
 # Projects whose native tree is known by a folder's name wherever it lies (TensorFlow's stream_executor/cuda/cuda_driver.cc)
 NATIVE_PROJECTS = {"tensorflow": "TensorFlow", "jaxlib": "jaxlib", "xla": "XLA", "paddle": "PaddlePaddle", "mxnet": "MXNet",
                    "onnxruntime": "onnxruntime", "ggml": "ggml", "llama.cpp": "llama.cpp", "ctranslate2": "CTranslate2"}
+# Folders that hold projects rather than name one
+NOT_PROJECTS = {"home", "opt", "usr", "local", "tmp", "root", "build", "builds", "mnt", "data", "work", "workspace", "app", "code", "users",
+                "desktop", "documents", "downloads", "projects", "repos", "git", "third_party", "external", "deps", "vendor"}
+# The CUDA toolkit's own tree (/usr/local/cuda/include/thrust/..., /usr/local/cuda-12.4/targets/...)
+TOOLKIT = re.compile(r"[/\\]cuda(?:-\d+(?:\.\d+)?)?[/\\](?:include|targets)[/\\]|[/\\](?:thrust|cub)[/\\]")
 HEADER_LINES = 6  # a collected thread's header: its source, its tracker line, its labels, its title
 # A thread's title that names the setting: "nvidia-smi on WSL doesn't work", "using docker in WSL2", "[vllm] - ..."
 TITLE = re.compile(rb"^# (?!source:)[^\n]*?(?:(?P<wsl>\bWSL ?2?\b)|(?P<vllm>\b[vV][lL][lL][mM]\b)|(?P<sglang>\b[sS][gG][lL]ang\b)|(?P<llamacpp>\bllama[.]?cpp\b|\bllama-server\b)|(?P<ollama>\b[oO]llama\b))",
@@ -279,6 +284,8 @@ def program_of(path: str) -> str:
     """The program a native source file belongs to: an installed package's name, or the folder above the project's first
     source folder (/opt/llama.cpp/ggml/src/... -> llama.cpp, ...\\nunchaku-dev\\src\\kernels\\... -> nunchaku); '' when the
     path does not say."""
+    if TOOLKIT.search(path):
+        return ""  # the CUDA toolkit's own headers (thrust, cub): the program that compiled them is not named here
     named = next((NATIVE_PROJECTS[p.lower()] for p in re.split(r"[/\\]+", path) if p.lower() in NATIVE_PROJECTS), None)
     if named is not None:
         return named
@@ -289,5 +296,5 @@ def program_of(path: str) -> str:
     for i, part in enumerate(parts[:-1]):
         if part.lower() in SOURCE_FOLDERS and i > 0:
             name = CHECKOUT_SUFFIX.sub("", parts[i - 1])
-            return name if re.fullmatch(r"[A-Za-z][\w.+-]*", name) and name.lower() not in ("home", "opt", "usr", "tmp", "root", "build", "builds") else ""
+            return name if re.fullmatch(r"[A-Za-z][\w.+-]*", name) and name.lower() not in NOT_PROJECTS else ""
     return ""
