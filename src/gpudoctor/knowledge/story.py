@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from gpudoctor.core.findings import Finding, Severity
-from gpudoctor.knowledge import api_shape, launcher_only
+from gpudoctor.knowledge import api_shape, launcher_only, setting_fix
 from gpudoctor.knowledge.carried import carried, validation_error
 from gpudoctor.knowledge.ending import DEGRADED_RUN
 from gpudoctor.knowledge.evidence import error_level
@@ -44,6 +44,7 @@ from gpudoctor.knowledge.patterns.classes24a import DETAIL_SAID as DETAIL_SAID_2
 from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
+from gpudoctor.knowledge.setting import Setting
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.progress import PROGRESS_AFTER, SCRIPT_STEP, WENT_ON_SHOWN, Progress, own_end, set_up_step, warned
 from gpudoctor.knowledge.ranks_heard import RanksHeard
@@ -340,6 +341,7 @@ class Diagnosis:
         self.tool = ""  # the first line of a GPU tool's output in the input (knowledge/ending.py), set by the reader
         self.launcher = ""  # the launcher the input shows (knowledge/launcher_only.py), set by the reader
         self.nccl_info = False  # the input shows NCCL's INFO lines, set by the reader
+        self.setting = Setting()  # the settings the input shows: WSL, a cluster, a pod, Ray, an engine (knowledge/setting.py), set by the reader
         self.prompts: Optional[Prompts] = None  # the commands typed at a shell prompt in the input (knowledge/reruns.py), set by the reader
         self.openings: Optional[Openings] = None  # the input's opening lines and where they stand again (knowledge/reruns.py), set by the reader
         self.run_starts: Optional[RunStarts] = None  # where a run starts again as the log's own lines show (knowledge/reruns.py), set by the reader
@@ -1398,6 +1400,11 @@ class Diagnosis:
             title = f"{title}: {seen.first.fields['status']}" + (f" ({seen.first.fields['code']})" if seen.first.fields.get("code") else "")
         elif seen.first.fields.get("read_as") == p.id and seen.first.fields.get("step"):
             fix = f"{seen.first.fields['step']}; {fix}"  # a fault read by its code: its row's own step first (a native program's)
+        if (fit := setting_fix.fitted(p.id, why, self.setting, seen.first.line)) is not None:
+            # the fix of the setting the log shows (knowledge/setting_fix.py): the Windows driver under WSL, a pod's GPU request,
+            # a Ray trial's, an engine's memory flags, a rebuild of the program whose kernel raised
+            fix, why, ev["setting"] = fit.fix, fit.why, fit.shown
+            title = fit.title or title
         if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A and seen.first.fields.get("detail"):
             # the sizes the message gives (knowledge/patterns/classes20a.py); what it names (knowledge/patterns/classes21d.py, classes22c.py, classes22d.py)
             title = f"{title}: {seen.first.fields['detail']}"

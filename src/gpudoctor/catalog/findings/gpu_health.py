@@ -238,6 +238,19 @@ KERNEL_LOG_UNREADABLE = FindingKind(
 )
 
 
+LOST_WHY = ("The driver lost the GPU (it fell off the bus, Xid 79, or its firmware stopped answering): no process can use it until it is "
+            "reset or the node rebooted, and a job with a rank on it hangs or dies.")
+LOST_FIX = "sudo dmesg | grep -i xid  # then drain the node and reboot it; if it recurs, ask the admin to reseat or replace the GPU"
+# A GPU a virtual machine's guest cannot use: what to check of the passthrough (also the fix of the driver's findings in a VM,
+# knowledge/setting_fix.py)
+PASSTHROUGH_FIX = ("in a VM the GPU is the host's to pass through: on the host lspci -nnk shows it bound to vfio-pci with the IOMMU on "
+                   "(dmesg | grep -i -e DMAR -e IOMMU) and its whole IOMMU group passed (its audio function too); in the guest lspci lists "
+                   "it and sudo dmesg | grep NVRM says why the driver refused it: a GPU with a large BAR needs a 64-bit MMIO window above "
+                   "4G (q35 with OVMF, a larger pci-hole64), a consumer GPU with a driver older than 465 refuses a hypervisor it sees "
+                   "(libvirt: <kvm><hidden state='on'/></kvm>; QEMU: -cpu host,kvm=off), and a GPU without a working reset needs the "
+                   "host rebooted between guests; Hyper-V GPU-PV uses the host's driver files copied into the guest: copy them again "
+                   "after each host driver update (Easy-GPU-PV's Update-VMGpuPartitionDriver.ps1)")
+
 GPU_LOST = FindingKind(
     id="gpu-lost",
     severity=Severity.ERROR,
@@ -255,9 +268,30 @@ not this finding, nor is nvidia-smi's *Not Found*, a GPU the driver never brough
     title={
         "nvml": "NVML counts {count} GPUs but cannot reach {lost}",
         "nvidia-smi": "nvidia-smi cannot reach {lost}",
+        "wsl": "nvidia-smi inside WSL cannot reach {lost}",
+        "vm": "nvidia-smi inside the virtual machine cannot reach {lost}",
     },
-    why="The driver lost the GPU (it fell off the bus, Xid 79, or its firmware stopped answering): no process can use it until it is reset or the node rebooted, and a job with a rank on it hangs or dies.",
-    fix="sudo dmesg | grep -i xid  # then drain the node and reboot it; if it recurs, ask the admin to reseat or replace the GPU",
+    why={
+        "nvml": LOST_WHY,
+        "nvidia-smi": LOST_WHY,
+        "wsl": "Inside WSL 2 nvidia-smi reaches the GPUs through the Windows NVIDIA driver, so a device handle it cannot get there says "
+               "Windows does not pass that GPU in (a GPU in TCC mode, which WSL does not take and which beside a WDDM GPU can hide both; "
+               "an old Windows driver or WSL), not that the GPU fell off the bus: nvidia-smi.exe in Windows shows the GPU as Windows sees it.",
+
+        "vm": "In a virtual machine nvidia-smi reaches the GPU the hypervisor passes through, so a device handle it cannot get there "
+              "(Unknown Error, No devices were found) says the passthrough does not hand the guest a working GPU (its memory window, a "
+              "hypervisor the driver refuses, a GPU not reset between guests) more often than a GPU off the bus: the host's lspci and "
+              "the guest's kernel log (NVRM lines) decide.",
+    },
+    fix={
+        "nvml": LOST_FIX,
+        "nvidia-smi": LOST_FIX,
+        "wsl": "nvidia-smi.exe -q in PowerShell (Windows' view: each GPU listed with its Driver Model, WDDM or TCC); a TCC GPU: "
+               "nvidia-smi.exe -i N -dm 0 (WDDM) as Administrator and reboot, or take it out of WSL's view; then update the Windows "
+               "driver, wsl --update and wsl --shutdown",
+
+        "vm": PASSTHROUGH_FIX,
+    },
 )
 
 

@@ -24,6 +24,7 @@ from gpudoctor.knowledge.nccl_loopback import NcclLoopback
 from gpudoctor.knowledge.reruns import RESTART_HOW, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
+from gpudoctor.knowledge.setting import VM, WSL, SettingSeen
 from gpudoctor.knowledge.reported import REPORTED_PLACE, Reported
 from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import SAID_WORDS, Diagnosis
@@ -80,7 +81,9 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     hang_said = d.said_hang is not None and d.said_hang.said is not None
     # (an idle GPU's reading decides that the job is not on it beside the reporter's words that it does not use the GPU)
     unused_said = d.gpus_unused.said_line() if d.gpus_unused is not None else ""
-    read = smi.findings(hang_said, unused_said)
+    # (a GPU nvidia-smi cannot reach inside WSL or a VM is Windows' or the hypervisor's to pass in: knowledge/setting.py)
+    guest = d.setting.first((WSL, VM))
+    read = smi.findings(hang_said, unused_said, (guest.setting, f"{guest.setting}: line {guest.line}: {guest.text}") if guest is not None else ("", ""))
     agreed = [f for f in read if f.id in AGREED and f.severity is Severity.WARN]  # the reading and the reporter's words agree
     findings = extra + (explained_by_trace(d.findings(), traced) if traced else d.findings()) + [f for f in read if f not in agreed]
     findings += ranks_shown(d, findings)
@@ -381,7 +384,8 @@ def read_log(
     gpus_unused = GpusUnused()  # and a framework's start-up line that GPUs are there and unused, and what the job asked for
     loopback = NcclLoopback()  # and NCCL's sockets on the loopback, and the machines the log shows
     reported = Reported()  # and the errors the thread's title and its people's sentences quote
-    feed = reported.tee(loopback.tee(gpus_unused.tee(said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(run_starts.tee(prompts.tee(tail.tee(reader_feed)))))))))))
+    setting = SettingSeen()  # and the settings it shows: WSL, a cluster, a pod, Ray, an inference engine, another program's kernel
+    feed = setting.tee(reported.tee(loopback.tee(gpus_unused.tee(said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(run_starts.tee(prompts.tee(tail.tee(reader_feed))))))))))))
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -416,6 +420,8 @@ def read_log(
     d.gpus_unused = gpus_unused
     loopback.end()
     d.nccl_loopback = loopback
+    setting.end()
+    d.setting = setting.setting()
     (d.ended, d.ended_line), d.tool, d.launcher, d.nccl_info = tail.end(), tail.tool, launchers.launcher(), launchers.nccl_info
     if d is first:  # (a second reading numbers its joined lines otherwise)
         prompts.end()

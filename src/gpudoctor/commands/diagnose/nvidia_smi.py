@@ -648,11 +648,13 @@ class NvidiaSmiReader:
         read from it, or its other forms (topo -m, a --query-gpu CSV) on half its lines or more."""
         return bool(self.gpus) or self.processes is not None or self.dcgm.seen or bool(self.p2p.off_diagonal) or 0 < lines <= 2 * self.tool_lines
 
-    def findings(self, hang_said: bool = False, unused_said: str = "") -> list[Finding]:
+    def findings(self, hang_said: bool = False, unused_said: str = "", guest: tuple[str, str] = ("", "")) -> list[Finding]:
         """What the input's GPU tool output shows; `hang_said`: the input also says the run hangs (a reporter's words);
-        `unused_said`: the reporter's sentence that the job does not use the GPU (knowledge/gpus_unused.py), or ''."""
+        `unused_said`: the reporter's sentence that the job does not use the GPU (knowledge/gpus_unused.py), or ''; `guest`:
+        ("wsl" or "vm", the line that shows it) where the log shows nvidia-smi ran inside WSL or a virtual machine
+        (knowledge/setting.py), and a GPU it cannot reach is Windows' or the hypervisor's to pass in."""
         self.feed(b"")
-        out = self._lost()
+        out = self._lost(guest)
         judged = [(g.name, g.health()) for g in self.gpus if not g.lost]
         # NVLinks need another GPU to reach: the paste shows one, or numbers a GPU past 0
         peers = len(self.gpus) > 1 or any(_index(g.name, i) > 0 for i, g in enumerate(self.gpus))
@@ -699,7 +701,7 @@ class NvidiaSmiReader:
         ]
         return mig_findings(gpus) + compute_mode_findings(gpus)
 
-    def _lost(self) -> list[Finding]:
+    def _lost(self, guest: tuple[str, str] = ("", "")) -> list[Finding]:
         """gpu-lost only where nvidia-smi says the device itself is unreachable; ERR! in
         a reading of a GPU it reached is gpu-reading-failed (_unread)."""
         # "Not Found": the driver never brought the GPU up (patterns/classes.py's gpu-driver-unusable reads that line), not a lost one
@@ -712,6 +714,9 @@ class NvidiaSmiReader:
         out = self._unread()
         if not names:
             return out
+        if guest[0]:  # inside WSL or a VM: the handle is Windows' or the hypervisor's to give, and nothing shows the GPU lost
+            return [GPU_LOST(case=guest[0], evidence=evidence | {"source": "pasted nvidia-smi output", "setting": guest[1]},
+                             lost=", ".join(names))] + out
         return [GPU_LOST(case="nvidia-smi", evidence=evidence | {"source": "pasted nvidia-smi output"}, lost=", ".join(names))] + out
 
     def _unread(self) -> list[Finding]:

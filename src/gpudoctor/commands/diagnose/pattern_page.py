@@ -4,6 +4,7 @@ docs/patterns/<id>.md holds (`python -m gpudoctor.docs` writes it from the patte
 from __future__ import annotations
 
 from gpudoctor.knowledge.pattern import CONSEQUENCE, HARMLESS, Pattern
+from gpudoctor.knowledge.setting_fix import rows_for
 
 ROLE_WORDS = {
     "cause": "a failure in its own right",
@@ -30,6 +31,11 @@ def pattern_page(p: Pattern) -> str:
         p.fix,
         "```",
     ]
+    rows = rows_for(p.id)
+    if rows:
+        out += ["", "## In another setting", "", "Where the log shows one of these settings (knowledge/setting.py), the fix is the setting's:", ""]
+        for row in rows:
+            out += [f"- {row.shows}:", "", "  ```", f"  {row.fix}", "  ```"]
     explained = [a for a in p.after if a != "*"]
     if "*" in p.after or explained:
         out += ["", "## Usually caused by", ""]

@@ -1,0 +1,208 @@
+"""The fix a finding gives in the setting the log shows (issue 35, diagA25).
+
+A driver, visibility, kernel-image or out-of-memory finding has one cause wherever the job ran, but its fix is a command of
+the setting: the Windows driver under WSL 2, a GPU node under a cluster's scheduler, the pod's GPU request in Kubernetes, the
+trial's GPU request under Ray, an inference engine's own memory flags, a rebuild of the program whose kernel raised. Each row
+of ROWS is one setting and the findings whose fix it decides; the first row whose setting the log shows (knowledge/setting.py)
+gives such a finding its fix and a sentence before its why that names the line. Where the finding's own words say something the
+setting contradicts (DKMS under WSL, "this torch build" for another program's kernel) the row replaces them. A log that shows
+no setting a row knows keeps the finding's own words. The pattern pages list each row under "In another setting".
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Optional
+
+from gpudoctor.catalog.findings.gpu_health import PASSTHROUGH_FIX
+from gpudoctor.knowledge.setting import CLUSTER, ENGINE, KERNEL, NOTEBOOK, POD, RAY, RENTED, TRAINING, VM, WINDOWS, WSL, Kernel, Setting
+
+# The findings that say the process reaches no driver or no GPU
+NO_DRIVER = ("gpu-driver-unusable", "cuda-no-driver", "nvidia-smi-not-found", "cuda-no-gpus-visible", "driver-library-not-found")
+# The findings that say the process was given no GPU
+NO_GPU = ("cuda-no-gpus-visible", "cuda-no-driver", "nvidia-smi-not-found")
+# The findings that say the process asks for a GPU past those it was given
+FEWER = ("cuda-invalid-device-ordinal", "lightning-gpus-unavailable")
+
+
+@dataclass(frozen=True)
+class Row:
+    setting: str  # a setting of knowledge/setting.py (KERNEL: another program's kernel)
+    name: str  # the engine's name (ENGINE's rows), '' for the others
+    findings: tuple[str, ...]
+    shows: str  # how the answer and the page name the setting
+    fix: str
+    why: str  # a sentence put before the finding's own why
+    replaces_why: bool = False  # the finding's own why says what the setting contradicts: `why` replaces it
+    title: str = ""  # the title, where the finding's own contradicts the setting (PROGRAM: the program's name)
+    unless: tuple[str, ...] = ()  # settings that, shown too, leave the finding its own words (an engine inside a training job)
+
+
+ROWS = (
+    Row(KERNEL, "", ("cuda-no-kernel-image",), "a CUDA error raised in the source of a program other than torch",
+        "rebuild or reinstall PROGRAM for this GPU's architecture: nvidia-smi --query-gpu=name,compute_cap --format=csv gives it; a source "
+        "build passes it to the compiler (CMake: -DCMAKE_CUDA_ARCHITECTURES=CC without the dot, e.g. 120; a PyTorch extension: "
+        "TORCH_CUDA_ARCH_LIST=\"12.0\" pip install --no-build-isolation .), and a prebuilt wheel or binary must be one its release lists "
+        "for that architecture (cuobjdump --list-elf on its library lists those it holds); reinstalling torch does not change it",
+        "The CUDA error names SOURCE, a source file of PROGRAM, not of torch: PROGRAM was compiled for other compute capabilities than "
+        "this GPU's (a new GPU with an older build, or an old GPU a newer build dropped), so it is that program's build, not torch's, "
+        "that must include this GPU's architecture.",
+        replaces_why=True, title="PROGRAM's own CUDA kernels have no build for this GPU's compute capability (architecture)"),
+    Row(KERNEL, "", ("cuda-driver-too-old",), "a CUDA error raised in the source of a program other than torch",
+        "install the build of PROGRAM for the CUDA this driver supports (nvidia-smi shows its CUDA Version; the program's release notes "
+        "list its builds per CUDA), or update the NVIDIA driver; reinstalling torch does not change it",
+        "The error names SOURCE, a source file of PROGRAM, not of torch: PROGRAM's kernels were built by a newer CUDA toolkit than this "
+        "driver supports (their PTX needs a newer driver to compile), so it is PROGRAM's build, or the driver, that must change.",
+        replaces_why=True, title="the NVIDIA driver is older than the CUDA that PROGRAM was built with"),
+    Row(ENGINE, "vLLM", ("cuda-oom",), "vLLM",
+        "lower --max-model-len (the longest sequence the KV cache must hold) and --max-num-seqs; keep --gpu-memory-utilization at 0.9 or "
+        "below (1 leaves no room for activations) and lower it when other processes hold memory on the GPU (nvidia-smi); --enforce-eager "
+        "saves the CUDA graphs' memory; a model larger than one GPU: --tensor-parallel-size N, or a quantized model (--quantization)",
+        "vLLM takes --gpu-memory-utilization (default 0.9) of each GPU at start-up for the weights, its profiling run's activations and "
+        "the KV cache: its own flags are the lever, not a training batch.", unless=(TRAINING,)),
+    Row(ENGINE, "SGLang", ("cuda-oom",), "SGLang",
+        "lower --mem-fraction-static (e.g. 0.8) when the activations run out, and --context-length, --max-running-requests and "
+        "--chunked-prefill-size (e.g. 4096); a model larger than one GPU: --tp N",
+        "SGLang reserves --mem-fraction-static of each GPU for the weights and the KV cache, and the rest holds the activations: its own "
+        "flags are the lever, not a training batch.", unless=(TRAINING,)),
+    Row(ENGINE, "TGI", ("cuda-oom",), "text-generation-inference",
+        "lower --max-batch-prefill-tokens and --max-total-tokens (--max-input-tokens), set --cuda-memory-fraction 0.9 when other processes "
+        "share the GPU, shard the model with --num-shard N, or quantize it (--quantize)",
+        "text-generation-inference sizes its batches and KV cache from --max-batch-prefill-tokens and --max-total-tokens: its own flags "
+        "are the lever, not a training batch.", unless=(TRAINING,)),
+    Row(ENGINE, "llama.cpp", ("cuda-oom",), "llama.cpp",
+        "offload fewer layers (a lower -ngl), use a smaller context (-c 4096) and smaller batches (-b, -ub), or a smaller quantization of "
+        "the model (Q4_K_M)",
+        "llama.cpp puts -ngl layers of the model and the context's KV cache (-c) on the GPU: those are the lever, not a training batch.", unless=(TRAINING,)),
+    Row(ENGINE, "Ollama", ("cuda-oom",), "Ollama",
+        "a smaller context (num_ctx, OLLAMA_CONTEXT_LENGTH), fewer parallel requests (OLLAMA_NUM_PARALLEL=1), one model loaded at a time "
+        "(OLLAMA_MAX_LOADED_MODELS=1), fewer layers on the GPU (num_gpu), or a smaller quantization of the model",
+        "Ollama places the model's layers and the context's KV cache on the GPU by its own estimate: its settings are the lever, not a "
+        "training batch.", unless=(TRAINING,)),
+    Row(ENGINE, "ComfyUI", ("cuda-oom",), "ComfyUI",
+        "start ComfyUI with --lowvram (or --novram; --disable-smart-memory frees models between runs), lower the workflow's batch size, "
+        "resolution or frame count, and use the offload option of the custom node that loads a large model",
+        "ComfyUI keeps models on the GPU as its VRAM mode decides: its start-up flags and the workflow's sizes are the lever, not a "
+        "training batch.", unless=(TRAINING,)),
+    Row(WSL, "", NO_DRIVER, "WSL",
+        "under WSL 2 the driver is the Windows one (no Linux driver inside WSL: its kernel has no nvidia module to load, install or rebuild): in Windows install or "
+        "update the NVIDIA driver (nvidia-smi.exe in PowerShell must list the GPU), then wsl --update and wsl --shutdown; wsl -l -v must "
+        "show VERSION 2 (WSL 1 has no GPU: wsl --set-version DISTRO 2); inside WSL /usr/lib/wsl/lib/nvidia-smi and ls /usr/lib/wsl/lib/libcuda* "
+        "show what it passes in; a Linux driver installed in the distro hides it (apt list --installed | grep -E 'nvidia-(driver|utils)': "
+        "remove those; for CUDA install the cuda-toolkit package, not cuda or cuda-drivers); a GPU in TCC mode is not passed to WSL: "
+        "nvidia-smi.exe -i N -dm 0 (WDDM) as Administrator, then reboot",
+        "Under WSL 2 the GPU is the Windows NVIDIA driver's: WSL passes it in through /usr/lib/wsl/lib (libcuda, nvidia-smi), and WSL's "
+        "kernel has no nvidia module to load or rebuild. nvidia-smi or CUDA inside WSL reach no GPU when the Windows driver does not "
+        "drive it (too old, not installed, or the GPU in TCC mode, which WSL does not pass in), when the distro runs as WSL 1 (no GPU at "
+        "all), or when a Linux driver package installed inside the distro shadows WSL's own libraries.",
+        replaces_why=True),
+    Row(VM, "", ("gpu-driver-unusable", "cuda-no-driver", "cuda-no-gpus-visible"), "a virtual machine", PASSTHROUGH_FIX,
+        "In a virtual machine the GPU reaches the guest through the hypervisor's passthrough (VFIO, GPU-PV), and the driver inside "
+        "fails on what the passthrough gives it (the GPU's memory window, a hypervisor it refuses, a GPU not reset) as often as on "
+        "itself."),
+    Row(NOTEBOOK, "", NO_GPU, "a hosted notebook (Colab, Kaggle)",
+        "a notebook's runtime has a GPU only when one is chosen for it: Colab: Runtime > Change runtime type > a GPU (T4, L4, A100), then "
+        "run the notebook again from the top; Kaggle: Settings > Accelerator > GPU; a session whose GPU quota ran out is given a CPU "
+        "runtime; !nvidia-smi in a cell shows the GPU the runtime has",
+        "A hosted notebook's runtime has a GPU only when one was chosen for it (and the GPU quota allows it)."),
+    Row(NOTEBOOK, "", ("cuda-driver-too-old",), "a hosted notebook (Colab, Kaggle)",
+        "the runtime's driver is the host's and cannot be updated: keep the torch (or jax, or CUDA library) the runtime ships (pip "
+        "uninstall what was installed over it, then restart the runtime), or install builds for the CUDA that !nvidia-smi shows there "
+        "(torch: pip install torch --index-url https://download.pytorch.org/whl/cuXYZ, XYZ at or below its CUDA Version)",
+        "A hosted notebook's driver is the host's: what the notebook installs must be built for a CUDA that driver supports."),
+    Row(RENTED, "", ("cuda-driver-too-old",), "a rented GPU (RunPod, Vast.ai)",
+        "the driver is the host's and cannot be updated from the container: rent a machine whose driver supports the image's CUDA "
+        "(RunPod: filter by CUDA version; Vast.ai: the Max CUDA filter), or use an image and a torch wheel built for the CUDA the host "
+        "has (nvidia-smi's CUDA Version)",
+        "On a rented GPU the driver is the host's and the CUDA the image's: the image must not need a newer CUDA than the host's driver gives."),
+    Row(RAY, "", NO_GPU + FEWER, "Ray",
+        "Ray gives each task, actor and Tune trial only the GPUs it reserved (it sets CUDA_VISIBLE_DEVICES), so one that asks for none "
+        "sees none: tune.run(..., resources_per_trial={'cpu': 4, 'gpu': 1}) or tune.with_resources(trainable, {'gpu': 1}); "
+        "@ray.remote(num_gpus=1) for a task or actor; ScalingConfig(num_workers=N, use_gpu=True) for Ray Train; inside it, count its GPUs "
+        "from 0 (ray.get_gpu_ids() lists those reserved); ray status shows the GPUs the cluster has; older Ray's local_mode=True leaves a "
+        "trial's CUDA_VISIBLE_DEVICES empty: run GPU trials without local mode",
+        "Under Ray the GPUs a task or trial sees are those it asked Ray for."),
+    Row(POD, "", NO_GPU, "a Kubernetes pod",
+        "in Kubernetes a pod gets a GPU only when its container asks for one (ls /dev/nvidia* inside it decides whether it got one): "
+        "resources: limits: nvidia.com/gpu: 1 (a Kubeflow notebook: "
+        "its GPUs field), with runtimeClassName: nvidia where the node's runtime does not hand GPUs over by default; kubectl describe node "
+        "NODE must list nvidia.com/gpu under Allocatable (none: the NVIDIA device plugin or the GPU operator does not run on that node); "
+        "then kubectl exec POD -- nvidia-smi lists the GPU",
+        "A pod sees a GPU only when its spec asks for one, and no driver, device file or nvidia-smi is in it otherwise."),
+    Row(CLUSTER, "", FEWER, "a cluster's scheduler",
+        "ask the scheduler for as many GPUs per node as the processes you start there (Slurm: #SBATCH --gres=gpu:N or --gpus-per-node=N "
+        "with --ntasks-per-node=N; PBS: select=1:ngpus=N), and choose each process's GPU by its local rank (LOCAL_RANK, SLURM_LOCALID), "
+        "counting from 0 inside the job, never by its global rank or a fixed id; echo $CUDA_VISIBLE_DEVICES in the job shows the GPUs it got",
+        "A job on a cluster sees only the GPUs it asked the scheduler for, numbered from 0 on each node."),
+    Row(CLUSTER, "", NO_GPU, "a cluster's scheduler or module system",
+        "on a cluster the login node usually has no GPU and no driver: run on a GPU node through the scheduler (Slurm: srun --gres=gpu:1 "
+        "--pty nvidia-smi, or #SBATCH --gres=gpu:1 / --gpus=1 with the site's GPU partition; PBS: qsub -l select=1:ngpus=1; LSF: bsub "
+        "-gpu num=1), and where the site ships CUDA as a module load it first (module avail cuda; module load cuda); inside the job "
+        "echo $CUDA_VISIBLE_DEVICES shows the GPUs the scheduler gave it (none: the job asked for none)",
+        "On a cluster the login node usually has no GPU, and a job sees only the GPUs it asked the scheduler for."),
+    Row(WINDOWS, "", ("gpu-driver-unusable", "cuda-no-driver", "nvidia-smi-not-found"), "Windows",
+        "on Windows the driver's nvidia-smi.exe is in C:\\Windows\\System32 (drivers before 2020: C:\\Program Files\\NVIDIA Corporation\\NVSMI, "
+        "which you add to PATH): where nvidia-smi in cmd shows it; none, or no GPU under Device Manager > Display adapters (or a Code 43 "
+        "there): install the current NVIDIA driver for the GPU from nvidia.com and reboot; then nvidia-smi lists it, and torch.cuda.is_available() "
+        "is True with a CUDA build of torch (pip install torch --index-url https://download.pytorch.org/whl/cu128)",
+        "On Windows the driver and its nvidia-smi.exe come from NVIDIA's Windows installer (not a Linux kernel module)."),
+)
+# Ray Tune's status line: the GPUs its trials asked for, of the cluster's
+RAY_ASKED = re.compile(r"Resources requested: [\d.]+/[\d.]+ CPUs, (?P<asked>[\d.]+)/(?P<of>[\d.]+) GPUs")
+LLAMA_CPP_BUILD = "llama.cpp: cmake -B build -DGGML_CUDA=ON -DCMAKE_CUDA_ARCHITECTURES=CC && cmake --build build --config Release; "
+
+
+@dataclass(frozen=True)
+class Fitted:
+    """A finding's words in the setting the log shows: its fix, its why, its title ('' where it keeps its own), and the line
+    that showed the setting."""
+
+    fix: str
+    why: str
+    shown: str
+    title: str = ""
+
+
+def rows_for(finding: str) -> list[Row]:
+    """The rows that decide this finding's fix in some setting (its page lists them)."""
+    return [row for row in ROWS if finding in row.findings]
+
+
+def fitted(finding: str, why: str, setting: Setting, line: int) -> Optional[Fitted]:
+    """The words of finding `finding` (its own why `why`, its first line `line`) in the setting the log shows; None where it
+    keeps its own. The first row whose setting is shown decides; else another program's kernel named at the line does. That
+    kernel gives its title either way: the title never names torch for another program's kernel."""
+    kernel = setting.kernel_near(line)
+    titled = next((kernel_words(row, kernel) for row in rows_for(finding) if row.setting == KERNEL and kernel is not None), None)
+    for row in rows_for(finding):
+        if row.setting == KERNEL:
+            continue
+        shown = next((s for s in setting.shown if s.setting == row.setting and (row.setting != ENGINE or s.name == row.name)), None)
+        if shown is None or any(s.setting in row.unless for s in setting.shown):
+            continue
+        said = f"The log shows {row.shows} (line {shown.line}: {shown.text[:120]})."
+        fix = row.fix
+        if row.setting == RAY and (asked := tune_asked(setting)) is not None:
+            fix = f"Ray Tune's line {asked[0]} shows its trials asked for none of the cluster's {asked[1]} GPUs; " + fix
+        return Fitted(fix, f"{said} {row.why}" + ("" if row.replaces_why else f" {why}"), f"{row.shows}: line {shown.line}: {shown.text}",
+                      titled.title if titled is not None else "")
+    return titled
+
+
+def tune_asked(setting: Setting) -> Optional[tuple[int, str]]:
+    """(line, the cluster's GPUs) where Ray Tune's status line shows its trials asked for no GPU."""
+    for s in setting.shown:
+        m = RAY_ASKED.search(s.text) if s.setting == RAY else None
+        if m is not None and float(m["asked"]) == 0:
+            return s.line, m["of"]
+    return None
+
+
+def kernel_words(row: Row, kernel: Kernel) -> Fitted:
+    def named(text: str) -> str:
+        return text.replace("PROGRAM", kernel.program).replace("SOURCE", f"{kernel.source} (line {kernel.line})")
+
+    fix = (LLAMA_CPP_BUILD if kernel.program == "llama.cpp" else "") + named(row.fix)
+    return Fitted(fix, named(row.why), f"{kernel.program}: line {kernel.line}: {kernel.text}", named(row.title))
+
