@@ -188,6 +188,7 @@ class WrapperMethodCall(Rule):
             node.attr for node in ast.walk(file.tree)
             if type(node) is ast.Attribute and type(node.ctx) is not ast.Load and not _model_own(file, node)}
         unwrapped = _module_reads(file)
+        tested: bool | None = None  # the file tests for a wrapper somewhere: searched once, when first needed
         for node in ast.walk(file.tree):
             if type(node) is not ast.Attribute or type(node.ctx) is not ast.Load:
                 continue
@@ -235,7 +236,9 @@ class WrapperMethodCall(Rule):
                         ast.unparse(setting)
                 continue
             # Not every value is a wrapper here: say which path makes it one, as a warning
-            wrapping = None if WRAPPER_TEST.search(file.text) else _wrapping(file, node.value, node, 0)
+            if tested is None:
+                tested = WRAPPER_TEST.search(file.text) is not None
+            wrapping = None if tested else _wrapping(file, node.value, node, 0)
             if wrapping is not None:
                 kind, where = wrapping
                 launch = _launched(file, where)
