@@ -4,8 +4,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import (TORCH, is_gpu_count, is_torch_spawn_program, is_world_size, one_node_group,
-                                     rank_kind, rank_written_local)
+from gpudoctor.linter.idioms import (TORCH, is_gpu_count, is_torch_spawn_program, is_world_size, one_machine_rendezvous,
+                                     one_node_group, rank_kind, rank_written_local)
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import WARNING, Hit, Rule
 
@@ -38,6 +38,19 @@ def group_rank_is_local(file: FileModel) -> ast.Call | None:
     return None
 
 
+def one_node(file: FileModel) -> bool:
+    """The job is one machine's by construction: a group sized by the GPU count, or a group the file
+    ranks itself (`rank=` given: it starts its own processes) at a rendezvous only this machine's
+    processes meet (`init_method="tcp://localhost:12345"`, MASTER_ADDR written "localhost" before
+    the group starts: a process on another machine would meet its own loopback). There the local
+    index is the global rank, and every use this rule reads is right. Not a group a launcher ranks
+    (torchrun: no `rank=`) whose MASTER_ADDR the file overwrites with "localhost": that write is
+    itself what breaks a launch on several nodes (lint heldout21 u078, whose reader asked for both)."""
+    return one_node_group(file) is not None or any(
+        keyword(call, "rank", 4) is not None and one_machine_rendezvous(file, call) is not None
+        for call in file.calls_to("init_process_group", TORCH))
+
+
 class LocalRankAsGlobalRank(Rule):
     """A process's index on its node (`local_rank`, `args.gpu`) used where a
     collective means its rank in the whole job. `all_gather` fills its list in
@@ -65,6 +78,15 @@ class LocalRankAsGlobalRank(Rule):
     (`rank=args['local_rank']`) is a local index as `args.local_rank` is (lint heldout15: CLTR's
     train_distributed.py and two derivatives).
 
+    Not said at all where the job is one machine's by construction: a group sized by the GPU
+    count, or one the file ranks itself (`rank=` given) at the loopback address
+    (`init_method="tcp://localhost:12345"`, `os.environ["MASTER_ADDR"] = "localhost"` before the
+    group starts; not a `setdefault`, which a launcher's address overrides): a process on a second
+    node would meet its own loopback, so there is no second node, and the local index is the rank
+    (lintB25: six of the rule's false warnings on the development parts, lint heldout23 u076's
+    reduced loss read where `gpu == 0` among them). A torchrun script that overwrites MASTER_ADDR
+    with "localhost" is still said: the launcher ranks it, and nodes are its choice.
+
     One cause, one diagnostic: where `init_process_group` itself is given the
     local index as its rank, `dist.get_rank()` is that index too and every use
     above agrees with the group; the cause is the group's rank, which
@@ -79,7 +101,8 @@ class LocalRankAsGlobalRank(Rule):
     a test sampler given `rank=opt.local_rank`).
 
     And the first-process test written on the launcher's local rank (`if local_rank == 0:`,
-    `args.local_rank in [-1, 0]`, `is_rank0 = LOCAL_RANK == 0` then `if is_rank0:`) where one
+    `args.local_rank in [-1, 0]`, `is_rank0 = LOCAL_RANK == 0` or `is_main = True if local_rank == 0
+    else False` then `if is_rank0:`) where one
     such test guards writing files: a checkpoint save, a folder, a copy, a SummaryWriter, wandb.
     Under torchrun or torch.distributed.launch the local rank comes from a launcher that starts
     several nodes as readily as one; on a second node its first process takes the branch too and
@@ -171,6 +194,8 @@ class LocalRankAsGlobalRank(Rule):
     def check(self, file: FileModel) -> Iterator[Hit]:
         if group_rank_is_local(file):
             return  # one cause, said once where it is made: rank-from-local-rank names these lines
+        if one_node(file):
+            return  # no second node can join: the local index is the rank (lintB25)
         said = False
         for hit in self.uses(file):
             said = True
@@ -181,7 +206,7 @@ class LocalRankAsGlobalRank(Rule):
     def _first_process_gates(self, file: FileModel) -> Iterator[Hit]:
         """The first-process tests on the launcher's local rank, said once at the first, where one of
         them guards writing files (see the class docstring)."""
-        if is_torch_spawn_program(file) or one_node_group(file) or rank_written_local(file) is not None:
+        if is_torch_spawn_program(file) or rank_written_local(file) is not None:
             return  # one machine's job, or the group's rank is the local rank: said by rank-from-local-rank
         tests = [(node, how) for node in ast.walk(file.tree) if type(node) is ast.Compare
                  and (how := self._first_process(file, node))]
@@ -339,6 +364,10 @@ def _guarded(file: FileModel, test: ast.Compare) -> list[ast.stmt]:
     the `if`s that test the flag."""
     up = file.parent.get(test)
     if type(up) is ast.BoolOp and type(up.op) is ast.And:
+        test, up = up, file.parent.get(up)  # type: ignore[assignment]
+    if type(up) is ast.IfExp and up.test is test and constant(up.body, bool) is True \
+            and constant(up.orelse, bool) is False:
+        # `is_main = True if local_rank == 0 else False`: the test itself, bound to a flag (lint heldout21 u034, u035)
         test, up = up, file.parent.get(up)  # type: ignore[assignment]
     if type(up) is ast.If and up.test is test:
         flags = {ast.unparse(t) for s in up.body if type(s) is ast.Assign and constant(s.value, bool) is True
