@@ -142,6 +142,39 @@ class TestLocalRankAsGlobalRankFlagByConditional:
         assert lines(FLAG.replace("WRITE", "print('epoch done')"), self.rule) == []
 
 
+# lint heldout23 u054 (qiuqiangkong/piano_transcription train_accelerate.py): Accelerate's per-machine first process
+ACCELERATE = """
+    import wandb
+    import transformers
+    from accelerate import Accelerator
+
+    def train(args, wandb_log):
+        accelerator = Accelerator()
+        wandb_log = accelerator.TEST and wandb_log
+        if wandb_log:
+            wandb.init(project="mini_source_separation", config=vars(args))
+        if accelerator.TEST:
+            transformers.utils.logging.set_verbosity_warning()
+"""
+
+
+class TestLocalRankAsGlobalRankAccelerate:
+    """local-rank-as-global-rank: Accelerate's is_local_main_process is the first process of each machine."""
+
+    rule = "local-rank-as-global-rank"
+
+    def test_sibling_a_wandb_run_under_is_local_main_process_is_said(self):
+        [(line, message)] = found(ACCELERATE.replace("TEST", "is_local_main_process"), self.rule)
+        assert line == 7 and "first process of each machine" in message and "`init()`" in message
+
+    def test_control_the_whole_jobs_main_process_is_not_said(self):
+        assert lines(ACCELERATE.replace("TEST", "is_main_process"), self.rule) == []
+
+    def test_control_logging_settings_only_are_not_said(self):
+        code = ACCELERATE.replace("wandb_log = accelerator.TEST and wandb_log", "wandb_log = accelerator.is_main_process")
+        assert lines(code.replace("TEST", "is_local_main_process"), self.rule) == []
+
+
 # lint heldout23 u071 (AIZOOTech/pytorch_mnist_ddp mnist_ddp.py): the DeiT-style init_distributed_mode,
 # torchrun's variables first, then SLURM's, the rendezvous an option whose default is env://
 SLURM = """

@@ -14,6 +14,9 @@ from gpudoctor.linter.rule import WARNING, Hit, Rule
 LOCAL_NAMES = {"local_rank", "gpu", "gpu_id", "local_gpu"}
 
 
+# A library's test for the first process of each machine (Accelerate, the Hugging Face Trainer).
+LOCAL_MAIN = frozenset({"is_local_main_process", "is_local_process_zero"})
+
 # The most GPUs one machine usually holds (a DGX node): a world no larger, written as a literal, is one host's.
 ONE_NODE_GPUS = 8
 
@@ -102,7 +105,9 @@ class LocalRankAsGlobalRank(Rule):
 
     And the first-process test written on the launcher's local rank (`if local_rank == 0:`,
     `args.local_rank in [-1, 0]`, `is_rank0 = LOCAL_RANK == 0` or `is_main = True if local_rank == 0
-    else False` then `if is_rank0:`) where one
+    else False` then `if is_rank0:`; a library's own spelling of it, Accelerate's
+    `accelerator.is_local_main_process` and the Trainer's `is_local_process_zero()`: lint heldout23
+    u054's wandb run) where one
     such test guards writing files: a checkpoint save, a folder, a copy, a SummaryWriter, wandb.
     Under torchrun or torch.distributed.launch the local rank comes from a launcher that starts
     several nodes as readily as one; on a second node its first process takes the branch too and
@@ -125,7 +130,7 @@ class LocalRankAsGlobalRank(Rule):
     severity = WARNING
     message = "a local index used where the collective means the global rank: wrong on a second node"
     fix = "use the global rank (dist.get_rank(), RANK) for the collective's order and its dst"
-    needles = ("all_gather", "reduce(", "DistributedSampler", "rank=", "local_rank", "LOCAL_RANK")
+    needles = ("all_gather", "reduce(", "DistributedSampler", "rank=", "local_rank", "LOCAL_RANK", *LOCAL_MAIN)
 
     VALID = (
         '''
@@ -208,8 +213,9 @@ class LocalRankAsGlobalRank(Rule):
         them guards writing files (see the class docstring)."""
         if is_torch_spawn_program(file) or rank_written_local(file) is not None:
             return  # one machine's job, or the group's rank is the local rank: said by rank-from-local-rank
-        tests = [(node, how) for node in ast.walk(file.tree) if type(node) is ast.Compare
-                 and (how := self._first_process(file, node))]
+        tests: list[tuple[ast.expr, str]] = [(node, f"{how} is the launcher's local rank") for node in ast.walk(file.tree)
+                 if type(node) is ast.Compare and (how := self._first_process(file, node))]
+        tests += self._local_main_tests(file)
         if not tests or _chooses_the_global_rank_too(file, [node for node, _ in tests]):
             return
         writing = []
@@ -223,12 +229,25 @@ class LocalRankAsGlobalRank(Rule):
         line, what = min(writing)
         where = "here" if line == first.lineno else f"at line {line}"
         yield Hit(first, message=f"`{ast.unparse(first)[:60]}` takes the first process of each node "
-                  f"({how} is the launcher's local rank), and it guards writing files ({what} {where}): right on "
+                  f"({how}), and it guards writing files ({what} {where}): right on "
                   "one node; under a multi-node launch (torchrun --nnodes 2 or more) the first process of every "
                   "node writes the same files too, at the same time on a shared filesystem; the number of nodes "
                   "decides it",
                   fix="if dist.get_rank() == 0:  # one process in the whole job (RANK)",
                   also=tuple(sorted({n for n, _ in writing} - {first.lineno})))
+
+    @staticmethod
+    def _local_main_tests(file: FileModel) -> list[tuple[ast.expr, str]]:
+        """The tests a library spells for the first process of each machine: Accelerate's
+        `accelerator.is_local_main_process`, the Hugging Face Trainer's `trainer.is_local_process_zero()`
+        (their process 0 of the whole job is `is_main_process`, `is_world_process_zero()`)."""
+        out: list[tuple[ast.expr, str]] = []
+        for node in ast.walk(file.tree):
+            if type(node) is ast.Attribute and node.attr in LOCAL_MAIN and type(node.ctx) is ast.Load:
+                up = file.parent.get(node)
+                test: ast.expr = up if type(up) is ast.Call and up.func is node else node
+                out.append((test, f"`{node.attr}` is true on the first process of each machine"))
+        return out
 
     @staticmethod
     def _first_process(file: FileModel, test: ast.Compare) -> str:
@@ -358,17 +377,17 @@ WRITES = re.compile(r"^(?:save\w*|\w+_save|makedirs|mkdir|copy|copyfile|copy2|co
                     r"to_csv|imwrite|login)$")
 
 
-def _guarded(file: FileModel, test: ast.Compare) -> list[ast.stmt]:
+def _guarded(file: FileModel, test: ast.expr) -> list[ast.stmt]:
     """The statements `test` lets run: the body of its `if` (`if local_rank == 0 and x:` too), or, where
     the test is bound to a flag (`is_rank0 = LOCAL_RANK == 0`, or `is_rank0 = True` under it), the bodies of
     the `if`s that test the flag."""
     up = file.parent.get(test)
     if type(up) is ast.BoolOp and type(up.op) is ast.And:
-        test, up = up, file.parent.get(up)  # type: ignore[assignment]
+        test, up = up, file.parent.get(up)
     if type(up) is ast.IfExp and up.test is test and constant(up.body, bool) is True \
             and constant(up.orelse, bool) is False:
         # `is_main = True if local_rank == 0 else False`: the test itself, bound to a flag (lint heldout21 u034, u035)
-        test, up = up, file.parent.get(up)  # type: ignore[assignment]
+        test, up = up, file.parent.get(up)
     if type(up) is ast.If and up.test is test:
         flags = {ast.unparse(t) for s in up.body if type(s) is ast.Assign and constant(s.value, bool) is True
                  for t in s.targets if type(t) in (ast.Name, ast.Attribute)}
@@ -381,7 +400,7 @@ def _guarded(file: FileModel, test: ast.Compare) -> list[ast.stmt]:
     return []
 
 
-def _chooses_the_global_rank_too(file: FileModel, tests: list[ast.Compare]) -> bool:
+def _chooses_the_global_rank_too(file: FileModel, tests: list[ast.expr]) -> bool:
     """A flag bound to one of `tests` is bound elsewhere to a test of the global rank: the file chooses, by
     its settings, which first process does the work (gpt-neox's dataset builders: `should_process_dataset =
     int(os.environ["LOCAL_RANK"]) == 0` where each node has its own disk, `torch.distributed.get_rank() == 0`
