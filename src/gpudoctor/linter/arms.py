@@ -23,6 +23,26 @@ def arms(file: FileModel, node: ast.AST) -> list[tuple[ast.If | ast.IfExp, str]]
     return out
 
 
+def holding(file: FileModel, node: ast.AST) -> set[tuple[str, bool]]:
+    """The tests that hold wherever `node` runs, as (test as written, `not` taken off; its truth):
+    each part of an `and` in whose body it sits (`if args.distributed and rank == 0:`), and the
+    test of an `if` in whose `else` it sits, false, where that test is no `and` (whose `else`
+    holds no one part). An `or` decides none of its parts."""
+    out = set()
+    for branch, arm in arms(file, node):
+        test = branch.test
+        if arm == "orelse" and type(test) is ast.BoolOp and type(test.op) is ast.And:
+            continue
+        parts = test.values if arm == "body" and type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+        for part in parts:
+            truth = arm == "body"
+            while type(part) is ast.UnaryOp and type(part.op) is ast.Not:
+                part, truth = part.operand, not truth
+            if not (type(part) is ast.BoolOp and type(part.op) is ast.Or):
+                out.add((ast.unparse(part), truth))
+    return out
+
+
 def other_arms(file: FileModel, one: ast.AST, other: ast.AST) -> bool:
     """`one` and `other` sit in different arms of one `if` (`model.module.x if wrapped else
     model.x`, `if isinstance(unet, DDP): unet.module.c else: unet.c`): the file reads

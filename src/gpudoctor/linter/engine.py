@@ -82,14 +82,15 @@ class LintResult:
 
 
 def choose_rules(select: Iterable[str] = (), ignore: Iterable[str] = ()) -> tuple[Rule, ...]:
-    """The rules to run. With no `select`, all of them. File problems
+    """The rules to run. With no `select`, all of them but the opt-in advice
+    (`Rule.opt_in`), which runs only where `select` names it. File problems
     (syntax-error, unreadable-file) are always reported unless ignored: a
     file that cannot be read was not checked."""
     select, ignore = list(select), list(ignore)
     for rule_id in select + ignore:
         if rule_id not in BY_ID:
             raise UnknownRule(rule_id)
-    chosen = [BY_ID[i] for i in select] if select else list(CHECKS)
+    chosen = [BY_ID[i] for i in select] if select else [r for r in CHECKS if not r.opt_in]
     chosen += [r for r in ALL if r not in CHECKS and r not in chosen]
     return tuple(r for r in chosen if r.id not in ignore)
 

@@ -15,6 +15,9 @@ def example_code(code: str) -> str:
 
 def rule_page(rule: Rule) -> str:
     where = "" if rule.in_tests else " Not run on test files (pytest's `test_*.py`, `*_test.py`, `conftest.py`)."
+    if rule.opt_in:
+        where += (f" Advice, opt-in: not in the default run; it runs where it is named (`gpudoctor lint --select "
+                  f"{rule.id},...`, or `select` in `[tool.gpudoctor.lint]`).")
     out = [f"# {rule.id}", "", f"**{rule.message}**", "", f"Severity: **{rule.severity}**.{where}", "",
            rule.documentation(), "", "## Fix", "", "```", rule.fix, "```"]
     if rule.INVALID:
@@ -37,5 +40,6 @@ def rule_list() -> str:
     from gpudoctor.linter.rules import ALL
 
     width = max(len(r.id) for r in ALL)
-    lines = [f"{r.id:<{width}}  {r.severity:<7}  {r.message}" for r in ALL]
+    lines = [f"{r.id:<{width}}  {r.severity:<7}  {r.message}{' (opt-in: --select ' + r.id + ')' if r.opt_in else ''}"
+             for r in ALL]
     return "\n".join(lines) + "\nMore on one: gpudoctor lint --explain ID\n"

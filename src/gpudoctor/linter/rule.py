@@ -112,6 +112,10 @@ class Rule:
     # False: the rule does not run on test files (pytest's `test_*.py`,
     # `*_test.py`, `conftest.py`), where the shape is often built on purpose.
     in_tests: ClassVar[bool] = True
+    # True: advice, not a pitfall: what the rule says is true but costs speed, not a correct run
+    # (spawn-num-workers). It runs only where it is named (`--select ID`, `select` in the
+    # project's config), never in the default run, whose warnings are the distributed pitfalls.
+    opt_in: ClassVar[bool] = False
     # True: every error the rule reports is decided by the statement it points at and the
     # names the lines shown bind (what a call is given, what a test around it reads), never
     # by what the file lacks. Such an error stands in a snippet that repair read faithfully

@@ -4,8 +4,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import (TORCH, is_gpu_count, is_torch_spawn_program, is_world_size, one_node_group,
-                                     rank_kind, rank_written_local)
+from gpudoctor.linter.idioms import (TORCH, is_gpu_count, is_torch_spawn_program, is_world_size, one_machine_rendezvous,
+                                     one_node_group, rank_kind, rank_written_local)
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import WARNING, Hit, Rule
 
@@ -13,6 +13,9 @@ from gpudoctor.linter.rule import WARNING, Hit, Rule
 # index in the scripts that follow pytorch/examples' ImageNet launcher.
 LOCAL_NAMES = {"local_rank", "gpu", "gpu_id", "local_gpu"}
 
+
+# A library's test for the first process of each machine (Accelerate, the Hugging Face Trainer).
+LOCAL_MAIN = frozenset({"is_local_main_process", "is_local_process_zero"})
 
 # The most GPUs one machine usually holds (a DGX node): a world no larger, written as a literal, is one host's.
 ONE_NODE_GPUS = 8
@@ -36,6 +39,19 @@ def group_rank_is_local(file: FileModel) -> ast.Call | None:
         if value is not None and rank_kind(file, value)[0] == "local":
             return call
     return None
+
+
+def one_node(file: FileModel) -> bool:
+    """The job is one machine's by construction: a group sized by the GPU count, or a group the file
+    ranks itself (`rank=` given: it starts its own processes) at a rendezvous only this machine's
+    processes meet (`init_method="tcp://localhost:12345"`, MASTER_ADDR written "localhost" before
+    the group starts: a process on another machine would meet its own loopback). There the local
+    index is the global rank, and every use this rule reads is right. Not a group a launcher ranks
+    (torchrun: no `rank=`) whose MASTER_ADDR the file overwrites with "localhost": that write is
+    itself what breaks a launch on several nodes (lint heldout21 u078, whose reader asked for both)."""
+    return one_node_group(file) is not None or any(
+        keyword(call, "rank", 4) is not None and one_machine_rendezvous(file, call) is not None
+        for call in file.calls_to("init_process_group", TORCH))
 
 
 class LocalRankAsGlobalRank(Rule):
@@ -65,6 +81,15 @@ class LocalRankAsGlobalRank(Rule):
     (`rank=args['local_rank']`) is a local index as `args.local_rank` is (lint heldout15: CLTR's
     train_distributed.py and two derivatives).
 
+    Not said at all where the job is one machine's by construction: a group sized by the GPU
+    count, or one the file ranks itself (`rank=` given) at the loopback address
+    (`init_method="tcp://localhost:12345"`, `os.environ["MASTER_ADDR"] = "localhost"` before the
+    group starts; not a `setdefault`, which a launcher's address overrides): a process on a second
+    node would meet its own loopback, so there is no second node, and the local index is the rank
+    (lintB25: six of the rule's false warnings on the development parts, lint heldout23 u076's
+    reduced loss read where `gpu == 0` among them). A torchrun script that overwrites MASTER_ADDR
+    with "localhost" is still said: the launcher ranks it, and nodes are its choice.
+
     One cause, one diagnostic: where `init_process_group` itself is given the
     local index as its rank, `dist.get_rank()` is that index too and every use
     above agrees with the group; the cause is the group's rank, which
@@ -79,7 +104,10 @@ class LocalRankAsGlobalRank(Rule):
     a test sampler given `rank=opt.local_rank`).
 
     And the first-process test written on the launcher's local rank (`if local_rank == 0:`,
-    `args.local_rank in [-1, 0]`, `is_rank0 = LOCAL_RANK == 0` then `if is_rank0:`) where one
+    `args.local_rank in [-1, 0]`, `is_rank0 = LOCAL_RANK == 0` or `is_main = True if local_rank == 0
+    else False` then `if is_rank0:`; a library's own spelling of it, Accelerate's
+    `accelerator.is_local_main_process` and the Trainer's `is_local_process_zero()`: lint heldout23
+    u054's wandb run) where one
     such test guards writing files: a checkpoint save, a folder, a copy, a SummaryWriter, wandb.
     Under torchrun or torch.distributed.launch the local rank comes from a launcher that starts
     several nodes as readily as one; on a second node its first process takes the branch too and
@@ -102,7 +130,7 @@ class LocalRankAsGlobalRank(Rule):
     severity = WARNING
     message = "a local index used where the collective means the global rank: wrong on a second node"
     fix = "use the global rank (dist.get_rank(), RANK) for the collective's order and its dst"
-    needles = ("all_gather", "reduce(", "DistributedSampler", "rank=", "local_rank", "LOCAL_RANK")
+    needles = ("all_gather", "reduce(", "DistributedSampler", "rank=", "local_rank", "LOCAL_RANK", *LOCAL_MAIN)
 
     VALID = (
         '''
@@ -171,6 +199,8 @@ class LocalRankAsGlobalRank(Rule):
     def check(self, file: FileModel) -> Iterator[Hit]:
         if group_rank_is_local(file):
             return  # one cause, said once where it is made: rank-from-local-rank names these lines
+        if one_node(file):
+            return  # no second node can join: the local index is the rank (lintB25)
         said = False
         for hit in self.uses(file):
             said = True
@@ -181,10 +211,11 @@ class LocalRankAsGlobalRank(Rule):
     def _first_process_gates(self, file: FileModel) -> Iterator[Hit]:
         """The first-process tests on the launcher's local rank, said once at the first, where one of
         them guards writing files (see the class docstring)."""
-        if is_torch_spawn_program(file) or one_node_group(file) or rank_written_local(file) is not None:
+        if is_torch_spawn_program(file) or rank_written_local(file) is not None:
             return  # one machine's job, or the group's rank is the local rank: said by rank-from-local-rank
-        tests = [(node, how) for node in ast.walk(file.tree) if type(node) is ast.Compare
-                 and (how := self._first_process(file, node))]
+        tests: list[tuple[ast.expr, str]] = [(node, f"{how} is the launcher's local rank") for node in ast.walk(file.tree)
+                 if type(node) is ast.Compare and (how := self._first_process(file, node))]
+        tests += self._local_main_tests(file)
         if not tests or _chooses_the_global_rank_too(file, [node for node, _ in tests]):
             return
         writing = []
@@ -198,12 +229,25 @@ class LocalRankAsGlobalRank(Rule):
         line, what = min(writing)
         where = "here" if line == first.lineno else f"at line {line}"
         yield Hit(first, message=f"`{ast.unparse(first)[:60]}` takes the first process of each node "
-                  f"({how} is the launcher's local rank), and it guards writing files ({what} {where}): right on "
+                  f"({how}), and it guards writing files ({what} {where}): right on "
                   "one node; under a multi-node launch (torchrun --nnodes 2 or more) the first process of every "
                   "node writes the same files too, at the same time on a shared filesystem; the number of nodes "
                   "decides it",
                   fix="if dist.get_rank() == 0:  # one process in the whole job (RANK)",
                   also=tuple(sorted({n for n, _ in writing} - {first.lineno})))
+
+    @staticmethod
+    def _local_main_tests(file: FileModel) -> list[tuple[ast.expr, str]]:
+        """The tests a library spells for the first process of each machine: Accelerate's
+        `accelerator.is_local_main_process`, the Hugging Face Trainer's `trainer.is_local_process_zero()`
+        (their process 0 of the whole job is `is_main_process`, `is_world_process_zero()`)."""
+        out: list[tuple[ast.expr, str]] = []
+        for node in ast.walk(file.tree):
+            if type(node) is ast.Attribute and node.attr in LOCAL_MAIN and type(node.ctx) is ast.Load:
+                up = file.parent.get(node)
+                test: ast.expr = up if type(up) is ast.Call and up.func is node else node
+                out.append((test, f"`{node.attr}` is true on the first process of each machine"))
+        return out
 
     @staticmethod
     def _first_process(file: FileModel, test: ast.Compare) -> str:
@@ -333,13 +377,17 @@ WRITES = re.compile(r"^(?:save\w*|\w+_save|makedirs|mkdir|copy|copyfile|copy2|co
                     r"to_csv|imwrite|login)$")
 
 
-def _guarded(file: FileModel, test: ast.Compare) -> list[ast.stmt]:
+def _guarded(file: FileModel, test: ast.expr) -> list[ast.stmt]:
     """The statements `test` lets run: the body of its `if` (`if local_rank == 0 and x:` too), or, where
     the test is bound to a flag (`is_rank0 = LOCAL_RANK == 0`, or `is_rank0 = True` under it), the bodies of
     the `if`s that test the flag."""
     up = file.parent.get(test)
     if type(up) is ast.BoolOp and type(up.op) is ast.And:
-        test, up = up, file.parent.get(up)  # type: ignore[assignment]
+        test, up = up, file.parent.get(up)
+    if type(up) is ast.IfExp and up.test is test and constant(up.body, bool) is True \
+            and constant(up.orelse, bool) is False:
+        # `is_main = True if local_rank == 0 else False`: the test itself, bound to a flag (lint heldout21 u034, u035)
+        test, up = up, file.parent.get(up)
     if type(up) is ast.If and up.test is test:
         flags = {ast.unparse(t) for s in up.body if type(s) is ast.Assign and constant(s.value, bool) is True
                  for t in s.targets if type(t) in (ast.Name, ast.Attribute)}
@@ -352,7 +400,7 @@ def _guarded(file: FileModel, test: ast.Compare) -> list[ast.stmt]:
     return []
 
 
-def _chooses_the_global_rank_too(file: FileModel, tests: list[ast.Compare]) -> bool:
+def _chooses_the_global_rank_too(file: FileModel, tests: list[ast.expr]) -> bool:
     """A flag bound to one of `tests` is bound elsewhere to a test of the global rank: the file chooses, by
     its settings, which first process does the work (gpt-neox's dataset builders: `should_process_dataset =
     int(os.environ["LOCAL_RANK"]) == 0` where each node has its own disk, `torch.distributed.get_rank() == 0`

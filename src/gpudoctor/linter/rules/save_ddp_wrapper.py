@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.arms import arms, other_arms, ruled_out, tested_as_own_class, value_key
+from gpudoctor.linter.arms import arms, holding, other_arms, ruled_out, tested_as_own_class, value_key
 from gpudoctor.linter.idioms import TORCH, passed_through, source, wrapper_kind as torch_wrapper_kind
 from gpudoctor.linter.model import FileModel, end_position, identifiers, keyword, position, terminal_name
 from gpudoctor.linter.ranks import is_rank_condition
@@ -126,7 +126,10 @@ class SaveDdpWrapper(Rule):
     on the launch, and one saved under one launch does not load under the other
     (lint heldout11: build-nanogpt's `if ddp:`, a distillation script's
     `if options['distributed']:`, a `set_model` returning DDP, DataParallel or the
-    model). Not where the save's own tests read the wrapping (`hasattr`,
+    model). Where every test the wrapping is under holds where the save runs too (`if
+    args.distributed: model = DDP(model)`, then under `if args.distributed:` rank 0's
+    `torch.save(model.state_dict(), p)`), the save is the wrapper's: said as one (lint heldout23:
+    the mnist_ddp template in three repositories). Not where the save's own tests read the wrapping (`hasattr`,
     `isinstance`) or a name of the test the wrapping is under (`if not ddp:`), where
     the other arm of an `if` around it reads `.module`, where some path unwraps
     (`m.module if isinstance(m, DDP) else m`), nor in the body of `if isinstance(model,
@@ -302,15 +305,22 @@ class SaveDdpWrapper(Rule):
                                   f"the model on {source(holder)}.module, so these keys carry a 'module.' prefix; "
                                   f"lint cannot see where {source(holder)} is wrapped")
                         break
-                    wrap = self._wrapped_on_some_path(file, origins, saved) if state_dict else None
+                    here = self._wrapped_on_this_path(file, origins, saved) if state_dict else None
+                    wrap = here or (self._wrapped_on_some_path(file, origins, saved) if state_dict else None)
                     if wrap is None:
                         continue
-                    kind, fix = wrapper_kind(file, wrap), f"torch.save(getattr({source(holder)}, 'module', {source(holder)}).state_dict(), path)"
-                    message = (f"torch.save of {source(holder)}.state_dict(): {source(holder)} is a {kind} wrapper on "
-                               f"the path through line {wrap.lineno} and the plain model on another, and nothing "
-                               "unwraps it here: the checkpoint's keys carry a 'module.' prefix or not depending on "
-                               "how the script was launched, and one saved under one launch does not load under "
-                               "the other")
+                    if here is not None:
+                        kind, fix = wrapper_kind(file, here), f"torch.save({source(holder)}.module.state_dict(), path)"
+                        message = (f"torch.save of {source(holder)}.state_dict(), a {kind} wrapper's: its keys carry "
+                                   f"a 'module.' prefix (this save runs only where the wrapping on line "
+                                   f"{here.lineno} ran: the test it is under holds here too)")
+                    else:
+                        kind, fix = wrapper_kind(file, wrap), f"torch.save(getattr({source(holder)}, 'module', {source(holder)}).state_dict(), path)"
+                        message = (f"torch.save of {source(holder)}.state_dict(): {source(holder)} is a {kind} wrapper "
+                                   f"on the path through line {wrap.lineno} and the plain model on another, and "
+                                   "nothing unwraps it here: the checkpoint's keys carry a 'module.' prefix or not "
+                                   "depending on how the script was launched, and one saved under one launch does "
+                                   "not load under the other")
                 else:
                     # DDP on one path and DataParallel on another (lint heldout15 u017): name the distributed
                     # one, every time (a set's pop follows the run's string hashing)
@@ -410,6 +420,25 @@ class SaveDdpWrapper(Rule):
                 if type(node) is ast.Attribute and node.attr == "module":
                     return None  # `if ...: save(model.module.state_dict()) else: save(model.state_dict())`
         return wraps[0]
+
+    @staticmethod
+    def _wrapped_on_this_path(file: FileModel, origins: list[object], saved: ast.AST) -> ast.Call | None:
+        """The wrapping, above the save in its function, whose tests all hold where the save runs
+        (`if args.distributed: model = DDP(model)`, then `if args.distributed: if rank == 0:
+        torch.save(model.state_dict(), p)`): there the model is the wrapper, whatever it is on the
+        other path (lint heldout23 u071, u073, u074: the mnist_ddp template's save, three readers'
+        entries). Not where the name is unwrapped on some path or the file's loads strip 'module.'."""
+        wraps = [o for o in origins if isinstance(o, ast.Call) and wrapper_kind(file, o)]
+        if not wraps or SaveDdpWrapper._strips_prefix(file) or any(
+                type(o) is ast.Attribute and o.attr == "module" for o in origins):
+            return None
+        holds = holding(file, saved)
+        for wrap in wraps:
+            needs = holding(file, wrap)
+            if needs and needs <= holds and file.function(wrap) is file.function(saved) \
+                    and wrap.lineno < getattr(saved, "lineno", 0) and next(iter(file.enclosing_loops(wrap)), None) is None:
+                return wrap
+        return None
 
     @staticmethod
     def _wrapped_before(file: FileModel, wraps: list[ast.Call], saved: ast.AST) -> bool:
