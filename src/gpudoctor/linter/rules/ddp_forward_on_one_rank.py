@@ -12,7 +12,7 @@ from gpudoctor.linter.model import FUNCTIONS, Binding, FileModel, Param, constan
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import Branch, collective_reach, depends_on, rank_branch
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
-from gpudoctor.linter.rules.collective_under_rank_condition import CollectiveUnderRankCondition
+from gpudoctor.linter.rules.collective_under_rank_condition import CollectiveUnderRankCondition, undecided
 
 # Calls that may build a wrapped model (aliases and imports are checked too).
 BUILDERS = {"DistributedDataParallel", "FullyShardedDataParallel", "to", "cuda", "prepare", "fully_shard",
@@ -60,7 +60,10 @@ class DdpForwardOnOneRank(Rule):
     broadcasts them from rank 0 in the first forward after a training step,
     under `torch.no_grad()` too. A DDP model with no buffers, with
     `broadcast_buffers=False`, or whose module cannot be followed to its class
-    is a warning that says what would make it hang. Not flagged: a DDP model
+    is a warning that says what would make it hang. So is a split that needs, beside the rank
+    test, a test the file does not decide (`is_master and args.debug_per_sample_loss`: a
+    debugging dump, lint heldout21 u080) or passes a gate of the run's surroundings, as
+    collective-under-rank-condition says them (its `undecided`). Not flagged: a DDP model
     with `broadcast_buffers=False` called under `torch.no_grad()` /
     `inference_mode()` (a `with` or a decorator, around the forward or the
     call of its function): no buffer to broadcast and no backward to follow,
@@ -286,7 +289,7 @@ class DdpForwardOnOneRank(Rule):
         subject = f"{called} is {what}, {where}"
         if called.endswith(".generate"):
             subject = f"{called[:-len('.generate')]} is {what}, and its generate() runs its forward, {where}"
-        return Hit(
+        hit = Hit(
             site,
             message=f"{subject} only on some ranks (it depends on "
             f"{depends_on(file, branch)}){also}: {outcome}",
@@ -294,6 +297,9 @@ class DdpForwardOnOneRank(Rule):
                  else f"{called}(...)  # on every rank (a sharded model gathers its parameters in forward)"),
             severity=severity,
         )
+        # the split needs a flag the file does not decide too (`is_master and args.debug_per_sample_loss`,
+        # lint heldout21 u080), or sits behind a gate of the run's surroundings: a warning naming it
+        return undecided(file, branch, hit) if severity == ERROR else hit
 
     @staticmethod
     def _skipped_on_empty_batch(file: FileModel) -> Iterator[Hit]:
