@@ -275,3 +275,31 @@ class TestTrainerSaveModelOnOneRank:
 
     def test_control_under_plain_ddp(self):
         assert found(TRAINER_SAVE.replace("SHARDING", "ddp_find_unused_parameters=False"), self.rule) == []
+
+
+# DMFF-like training script (lint dev4 k065): a dataset class of another module built before a DistributedSampler,
+# at the top of a script that loops over epochs; nothing in the file starts a process group
+SAMPLER_FIRST = """
+    import torch
+    from torch.utils.data import DistributedSampler
+    import data_pre
+
+    dataset = BEFORE
+    sampler = DistributedSampler(dataset)
+    for epoch in range(10):
+        sampler.set_epoch(epoch)
+"""
+
+
+class TestDistWithoutInitAfterAnotherModulesCall:
+    """dist-without-init: where the only call before the sampler is another module's with no set-up name, in a
+    script, an error; a set-up-like name (which may start the group) is believed."""
+
+    verdict = "dist-without-init"
+    rule = "dist-without-init"
+
+    def test_sibling_a_data_class_before(self):
+        assert found(SAMPLER_FIRST.replace("BEFORE", 'data_pre.Data("train")'), self.rule) == [(6, "error")]
+
+    def test_control_a_set_up_call_before(self):
+        assert found(SAMPLER_FIRST.replace("BEFORE", 'data_pre.setup_distributed("train")'), self.rule) == []
