@@ -303,3 +303,21 @@ class TestDistWithoutInitAfterAnotherModulesCall:
 
     def test_control_a_set_up_call_before(self):
         assert found(SAMPLER_FIRST.replace("BEFORE", 'data_pre.setup_distributed("train")'), self.rule) == []
+
+
+class TestTrainerEvaluateOnOneRank:
+    """ddp-forward-on-one-rank: a sharded Trainer's evaluate under a rank test runs the sharded forward on one rank:
+    an error; the same Trainer under plain DDP evaluates locally."""
+
+    verdict = "ddp-forward-on-one-rank"
+    rule = "ddp-forward-on-one-rank"
+
+    def test_sibling_under_fsdp(self):
+        code = TRAINER_SAVE.replace("SHARDING", 'fsdp="full_shard auto_wrap"').replace(
+            'trainer.save_model("out")', "metrics = trainer.evaluate(eval_dataset=test)")
+        assert found(code, self.rule) == [(9, "error")]
+
+    def test_control_under_plain_ddp(self):
+        code = TRAINER_SAVE.replace("SHARDING", "ddp_find_unused_parameters=False").replace(
+            'trainer.save_model("out")', "metrics = trainer.evaluate(eval_dataset=test)")
+        assert found(code, self.rule) == []
