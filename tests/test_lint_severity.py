@@ -109,7 +109,7 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
         import os
         import torch.distributed as dist
 
-        os.environ["RANK"] = "0"
+        os.environ["RANK"] = "1"
         os.environ["WORLD_SIZE"] = "4"
         os.environ["MASTER_PORT"] = "29500"
         dist.init_process_group(backend="nccl", init_method="env://")

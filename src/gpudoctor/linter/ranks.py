@@ -53,7 +53,15 @@ FSDP_GATHERS = frozenset({"state_dict"})
 DEEPSPEED_COLLECTIVES = frozenset({"save_checkpoint"})
 FSDP_COLLECTIVES = frozenset({"full_optim_state_dict", "clip_grad_norm_"})
 DCP_COLLECTIVES = frozenset({"save", "load", "save_state_dict", "load_state_dict"})
-LIBRARY_METHOD_COLLECTIVES = DEEPSPEED_COLLECTIVES | FSDP_COLLECTIVES | DCP_COLLECTIVES
+# transformers' Trainer (and trl's, built on it) under FSDP or ZeRO-3: `save_model` gathers the full state
+# dict from every rank (accelerate's get_state_dict), so every process must call it.
+TRAINER_COLLECTIVES = frozenset({"save_model"})
+LIBRARY_METHOD_COLLECTIVES = DEEPSPEED_COLLECTIVES | FSDP_COLLECTIVES | DCP_COLLECTIVES | TRAINER_COLLECTIVES
+# The file configures the Trainer to shard: `fsdp="full_shard auto_wrap"` (a TrainingArguments keyword, a
+# dict key, a dataclass field's default) or DeepSpeed stage 3.
+TRAINER_SHARDED = re.compile(
+    r"""\bfsdp["']?\s*[:=]\s*(?:\w+\s*=\s*)?(?:field\(\s*default\s*=\s*)?["'][^"']*(?:full_shard|shard_grad_op|hybrid_shard)"""
+    r"""|["']stage["']\s*:\s*3\b|zero_stage\s*[:=]\s*3\b""", re.IGNORECASE)
 
 # A variable or attribute holding this process's rank.
 RANK_NAME = re.compile(r"^(?:[A-Za-z0-9]*_)*rank(?:_?(?:id|idx|index|num|no))?$|^(?:local_)?process_index$|^ordinal$",
@@ -485,6 +493,15 @@ def _library_method(file: FileModel, call: ast.Call, func: ast.expr, name: str, 
         return "FSDP.full_optim_state_dict" if qn.startswith("torch.distributed.fsdp.") else ""
     if name == "clip_grad_norm_":
         return f"{ast.unparse(func)[:40]}" if fsdp_model(file, func.value) else ""
+    if name in TRAINER_COLLECTIVES:
+        # a Trainer every value of which is built from transformers' or trl's `...Trainer` class, in a file that
+        # shards it (lint heldout21 u094, heldout22 u008: `trainer.save_model(...)` on local rank 0 under
+        # fsdp="full_shard auto_wrap"); under plain DDP, save_model saves on the main process by itself
+        built = file.origins(func.value) if type(func.value) in (ast.Name, ast.Attribute) else []
+        trainer = bool(built) and all(
+            type(o) is ast.Call and terminal_name(o.func).endswith("Trainer")
+            and (file.qualname(o.func) or "").split(".", 1)[0] in ("transformers", "trl") for o in built)
+        return f"{ast.unparse(func)[:40]}" if trainer and TRAINER_SHARDED.search(file.text) else ""
     origins = file.origins(func.value) if type(func.value) in (ast.Name, ast.Attribute) else []
     if origins and all(type(o) is ast.Call and file.qualname(o.func) == "deepspeed.initialize" for o in origins):
         return f"{ast.unparse(func)[:40]}"  # a DeepSpeed engine's save_checkpoint

@@ -33,10 +33,11 @@ CALLED_BY_STEM = tuple((stem, tuple(n for n in CALLED if stem in n)) for stem in
 # An argument that names a process group: `group`, `process_group`, `tp_pg`, `dp_group`.
 GROUP_NAME = re.compile(r"group|(?:^|_)pg$", re.IGNORECASE)
 # What a file must hold to make one of the libraries' collective methods (ranks.LIBRARY_METHOD_COLLECTIVES).
-LIBRARY_NEEDLES = ("save_checkpoint(", "full_optim_state_dict(", "clip_grad_norm_(", "distributed.checkpoint")
+LIBRARY_NEEDLES = ("save_checkpoint(", "full_optim_state_dict(", "clip_grad_norm_(", "distributed.checkpoint", "save_model(")
 # What each library's docs say of its collective methods (ranks.LIBRARY_METHOD_COLLECTIVES), for the message.
 LIBRARY_WHY = {
     "save_checkpoint": "DeepSpeed: every process must call it, each saves its own states and waits for the others",
+    "save_model": "transformers' Trainer under FSDP or ZeRO-3: it gathers the full state dict from every rank",
     "full_optim_state_dict": "FSDP: called on all ranks, it gathers the optimizer state",
     "clip_grad_norm_": "FSDP: called on all ranks, it reduces the gradient norms",
     "save": "torch.distributed.checkpoint: it coordinates the writes of every rank",
@@ -96,8 +97,10 @@ class CollectiveUnderRankCondition(Rule):
     Library methods that communicate inside, as their docs say every rank must call them: DeepSpeed's
     `engine.save_checkpoint` on an engine from `deepspeed.initialize(...)` ("all processes must call
     this method ... This method will hang": lint heldout16 u019, saved on `local_rank == 0` alone), FSDP's
-    `FullyShardedDataParallel.full_optim_state_dict` and an FSDP model's `clip_grad_norm_`, and
-    torch.distributed.checkpoint's `save` / `load`. An early exit in the `else:` of a rank test (`if
+    `FullyShardedDataParallel.full_optim_state_dict` and an FSDP model's `clip_grad_norm_`,
+    torch.distributed.checkpoint's `save` / `load`, and the `save_model` of a transformers (or trl)
+    Trainer in a file that shards it (`fsdp="full_shard auto_wrap"`, DeepSpeed stage 3): it gathers
+    the full state dict from every rank (lint heldout21 u094, heldout22 u008: saved on local rank 0). An early exit in the `else:` of a rank test (`if
     is_main_process(): ... else: continue`) sends the other ranks away as one in its body does. Two
     tests that share a rank part (`step % n == 0 and local_rank == 0`, then `local_rank == 0` for the
     final save) pass the same ranks: not the "rank 0 first" turn-taking, each is said.
@@ -106,7 +109,13 @@ class CollectiveUnderRankCondition(Rule):
     dry_run and rank == 0: return` before a barrier: it hangs only when --dry-run is passed, lint
     heldout16 u049; `if rank != 0 and args.eval and ...:`, u060). A part every rank of a job passes
     alike, a constant of the file, or a step counter the loop advances (`global_step % save_every == 0`:
-    the loop brings that step) keeps it an error.
+    the loop brings that step) keeps it an error. A warning too where the path to the split passes,
+    around it or as an early exit above it, a test of an option read with a default that is off (`if
+    not ckpt_cfg.get("enable", False): return`, lint heldout22 u003): a job started with its defaults
+    never gets there. Not a test of the file system (`if not Path("tokenizer_vocab.txt").exists():`):
+    a first run on a fresh machine takes it (lint heldout15 u012, u020). Each diagnostic names the
+    rank test's line among its lines (`also`): the split shows at the test and at the collective
+    (lint heldout21 u103's reader wrote it at the test).
 
     A warning: a `break` under a rank test in a loop whose every iteration
     makes a collective (`if rank == 0 and val_loss > best: break` after
@@ -289,9 +298,11 @@ class CollectiveUnderRankCondition(Rule):
                                           "all-gathers the shards from every rank) ", 1)
                 fix = (f"state = {name}()  # on every rank (FullStateDictConfig(rank0_only=True) keeps the result "
                        "on rank 0); only the torch.save under the rank test")
-                yield _same_call(file, call, branch), Hit(call, message=message, fix=fix)
+                yield _same_call(file, call, branch), undecided(
+                    file, branch, Hit(call, message=message, fix=fix, also=(branch.test.lineno,)), parts=False)
                 continue
-            yield _block(branch), _undecided(file, branch, Hit(call, message=message, fix=self._fix(file, call, branch)))
+            yield _block(branch), undecided(file, branch, Hit(call, message=message, fix=self._fix(file, call, branch),
+                                                              also=(branch.test.lineno,)))
         imported = set(file.imports) | set(file.relative_imports)
         # Names a call must have to reach a collective of this file: its
         # functions and methods that make one, and its classes (their `__init__`).
@@ -317,10 +328,11 @@ class CollectiveUnderRankCondition(Rule):
             if reached is not None:
                 target, collective = reached
                 what = f"{collective}() at line {target.lineno}"
-                yield _block(branch), _undecided(file, branch, Hit(call, message=self._through(file, callee, what, branch),
-                                                                   fix=self._fix(file, call, branch)))
+                yield _block(branch), undecided(file, branch, Hit(call, message=self._through(file, callee, what, branch),
+                                                                  fix=self._fix(file, call, branch),
+                                                                  also=(branch.test.lineno,)))
             else:
-                yield None, _undecided(file, branch, Hit(
+                yield None, undecided(file, branch, Hit(
                     call,
                     message=self._through(file, callee, "{reached}", branch),
                     fix=self._fix(file, call, branch),
@@ -498,14 +510,29 @@ class CollectiveUnderRankCondition(Rule):
         return ".".join([base] + list(reversed(attrs)))
 
 
-def _undecided(file: FileModel, branch: Branch, hit: Hit) -> Hit:
+def undecided(file: FileModel, branch: Branch, hit: Hit, parts: bool = True) -> Hit:
     """A warning, naming it, where the split also needs a test that is not on the rank and that this
     file does not fix: `if dry_run and rank == 0: return` before a barrier hangs only when --dry-run is
     passed (lint heldout16 u049); `if rank != 0 and args.eval and get_update_flag(epoch, args):` only
     on the path that flag picks (u060). A part every rank of a distributed job passes alike
-    (`dist.is_initialized()`, `world_size > 1`) or a constant of the file's own decides nothing."""
+    (`dist.is_initialized()`, `world_size > 1`) or a constant of the file's own decides nothing.
+    (`parts=False`: only the gates around the split, not the other parts of its own test.)
+
+    And where the path to the split passes a gate (`_gate`): an enclosing test, or an early exit
+    above it in its function, that reads an option whose written default is off: a job started with
+    its defaults never gets there (lint heldout22 u003: an FSDP gather past `if not
+    ckpt_cfg.get("enable", False): return`, its reader's warning). Not a test of the file system
+    (`if not Path("tokenizer_vocab.txt").exists():`): a first run on a fresh machine takes it (lint
+    heldout15 u012's reader, an error; u020's called it a warning)."""
     test = branch.test
-    if type(test) is not ast.BoolOp or type(test.op) is not ast.And:
+    node = hit.node if hit.node is not None else test
+    gates = [t for t in file.conditions(node) if t is not test and not is_rank_condition(file, t) and _gate(t)]
+    if gates:
+        gate = gates[0]
+        return replace(hit, severity=WARNING,
+                       message=f"{hit.message}; only on a run where `{source(gate)[:60]}` (line {gate.lineno}) lets "
+                       "it through: an option that is off unless the run's settings turn it on")
+    if not parts or type(test) is not ast.BoolOp or type(test.op) is not ast.And:
         return hit
     open_ = [v for v in test.values if not is_rank_condition(file, v) and not same_everywhere(v)
              and fixed_truth(file, v) is None and not _periodic(file, v)]
@@ -515,6 +542,20 @@ def _undecided(file: FileModel, branch: Branch, hit: Hit) -> Hit:
     return replace(hit, severity=WARNING,
                    message=f"{hit.message}; only where {names} {'hold' if len(open_) > 1 else 'holds'} as well (line {test.lineno}), "
                    "which this file does not decide")
+
+
+def _gate(test: ast.expr) -> bool:
+    """A test that reads an option with a default that is off (`cfg.get("enable", False)`,
+    `getattr(args, "save", None)`): a job started with its defaults does not pass it."""
+    for n in ast.walk(test):
+        if type(n) is not ast.Call:
+            continue
+        name = terminal_name(n.func)
+        default = n.args[1] if name == "get" and type(n.func) is ast.Attribute and len(n.args) == 2 else \
+            n.args[2] if name == "getattr" and len(n.args) == 3 else None
+        if type(default) is ast.Constant and (default.value is False or default.value is None):
+            return True
+    return False
 
 
 def _rank_parts(file: FileModel, test: ast.expr) -> set[str]:

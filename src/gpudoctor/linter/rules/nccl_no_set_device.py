@@ -427,12 +427,15 @@ def _device_known(file: FileModel, node: ast.AST, depth: int = 0) -> bool:
 
 
 def _dead_value(file: FileModel, node: ast.AST) -> bool:
-    """`node` only feeds a plain assignment (`device = "cuda" if ... else "cpu"`) to names the
-    file never reads: it places nothing. (A `.cuda()` call is never dead: it moves a module.)"""
+    """`node` only feeds a plain assignment (`device = "cuda" if ... else "cpu"`, or through the
+    `torch.device(...)` it names: `device = torch.device("cuda") if ... else torch.device("cpu")`,
+    lint heldout22b u032) to names the file never reads: it places nothing. (A `.cuda()` call is
+    never dead: it moves a module.)"""
     if type(node) is not ast.Constant:
         return False
     up = file.parent.get(node)
-    while isinstance(up, (ast.IfExp, ast.BoolOp)):
+    while isinstance(up, (ast.IfExp, ast.BoolOp)) or (
+            type(up) is ast.Call and file.qualname(up.func) == "torch.device"):
         up = file.parent.get(up)
     if type(up) is not ast.Assign or not all(type(t) is ast.Name for t in up.targets):
         return False

