@@ -81,3 +81,18 @@ def test_notebook_cells_past_the_limit_are_said_not_dropped_without_a_word(tmp_p
     nb.write_text(json.dumps({"cells": [{"cell_type": "code", "source": f"x{i} = {i}"} for i in range(5)]}))
     [d] = lint_file(str(nb))
     assert d.rule == "unreadable-file" and "only its first 3 cells were linted: 2 more not read" in d.message
+
+
+def test_a_function_that_calls_itself_with_int_of_its_world_size_is_linted_to_the_end(tmp_path):
+    # the `int(world_size)` it passes is an origin of its own parameter: following that without
+    # a bound raised RecursionError inside a rule, and a user's run got nothing from that rule
+    script = tmp_path / "recursive.py"
+    script.write_text(
+        "import torch.distributed as dist\n"
+        "def setup(rank, world_size):\n"
+        "    dist.init_process_group('nccl', rank=rank, world_size=world_size)\n"
+        "def run(world_size):\n"
+        "    world_size = int(world_size)\n"
+        "    setup(0, world_size)\n"
+        "    run(int(world_size))\n")
+    assert [d.rule for d in lint_file(str(script))] == ["rank-hardcoded"]

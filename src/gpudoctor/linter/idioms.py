@@ -429,14 +429,16 @@ def is_world_size(file: FileModel, value: ast.expr) -> bool:
     return False
 
 
-def is_gpu_count(file: FileModel, value: ast.expr | None) -> bool:
-    """Every value `value` may hold is this machine's GPU count, `torch.cuda.device_count()`."""
-    if value is None:
+def is_gpu_count(file: FileModel, value: ast.expr | None, _depth: int = 0) -> bool:
+    """Every value `value` may hold is this machine's GPU count, `torch.cuda.device_count()`.
+    Bounded: a function that calls itself with `int(world_size)` makes the `int(...)` an origin
+    of its own argument, and following it unbounded raised RecursionError (lint heldout24)."""
+    if value is None or _depth > 8:
         return False
     origins = [o for o in file.origins(value) if isinstance(o, ast.AST)] or [value]
     return all(type(o) is ast.Call and terminal_name(o.func) == "device_count"
                or (type(o) is ast.Call and terminal_name(o.func) == "int" and len(o.args) == 1
-                   and is_gpu_count(file, o.args[0]))
+                   and is_gpu_count(file, o.args[0], _depth + 1))
                for o in origins)
 
 
