@@ -31,7 +31,7 @@ FLAGS = {
     "check": (CheckOptions, {"facts_files": "facts", "visible": "visible", "timeout": "timeout"}, set()),
     "diagnose": (DiagnoseOptions, {"path": "path", "explain": "explain"}, {"text"}),  # text: the API's
     "lint": (LintOptions, {
-        "paths": "paths", "select": "select", "ignore": "ignore", "format": "format", "json_out": "json",
+        "paths": "paths", "select": "select", "extend_select": "extend_select", "ignore": "ignore", "format": "format", "json_out": "json",
         "fail_on": "fail_on", "exit_zero": "exit_zero", "no_config": "config", "explain": "explain",
     }, {"exclude_from", "exclude"}),  # filled in by validate() from pyproject.toml
     "report": (ReportOptions, {name: name for name in ("output", "nproc", "timeout", "skip", "html")}, set()),

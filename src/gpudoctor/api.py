@@ -105,6 +105,7 @@ def lint(
     *,
     select: Iterable[str] = LintOptions.select,
     ignore: Iterable[str] = LintOptions.ignore,
+    extend_select: Iterable[str] = LintOptions.extend_select,
 ) -> Report:
     """`gpudoctor lint`: one finding per diagnostic (id = the rule, evidence =
     path, line, col); `report.data["diagnostics"]` has them as `--json` does."""
@@ -121,7 +122,8 @@ def lint(
             raise TypeError(f"paths must be a path or a list of paths, got {type(paths).__name__}") from None
     # No pyproject.toml is read: a script's call says everything (config=False).
     options = LintOptions(
-        paths=tuple(names), select=tuple(_ids("--select", select)), ignore=tuple(_ids("--ignore", ignore)), config=False
+        paths=tuple(names), select=tuple(_ids("--select", select)), ignore=tuple(_ids("--ignore", ignore)),
+        extend_select=tuple(_ids("--extend-select", extend_select)), config=False,
     )
     return _shown(command.run(options))  # a UsageError (ValueError; FileNotFoundError for a missing path)
 

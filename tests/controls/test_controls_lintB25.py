@@ -53,6 +53,23 @@ class TestSpawnNumWorkersIsAdvice:
     def test_sibling_every_other_rule_still_runs_by_default(self):
         assert {r.id for r in engine.choose_rules()} == {r.id for r in engine.ALL} - {self.rule}
 
+    def test_sibling_extend_select_runs_it_beside_every_default_rule(self, tmp_path, monkeypatch):
+        # --extend-select (and `extend-select` in the config): the advice added, nothing else dropped
+        from gpudoctor import api
+        from gpudoctor.commands.lint.options import Options, validate
+
+        script = tmp_path / "train.py"
+        script.write_text(textwrap.dedent(SPAWNED_LOADER).lstrip("\n"))
+        chosen = validate(Options(paths=(str(script),), extend_select=(self.rule,), config=False)).select
+        assert set(chosen) == {r.id for r in engine.ALL}
+        (tmp_path / "pyproject.toml").write_text(f'[tool.gpudoctor.lint]\nextend-select = ["{self.rule}"]\n')
+        monkeypatch.chdir(tmp_path)
+        assert self.rule in validate(Options(paths=(str(script),))).select
+        said = [f.id for f in api.lint(str(script), extend_select=[self.rule]).findings]
+        default = [f.id for f in api.lint(str(script)).findings]
+        assert sorted(said) == sorted(default + [self.rule])
+        assert self.rule not in default
+
 
 # lint heldout23 u076 (harveyp123/Pytorch-DDP-Example mnist_ddp.py): the loss reduced to dst=0, read where
 # `gpu` is 0, in a group whose rendezvous is this machine's loopback address

@@ -125,7 +125,7 @@ SKIP: dict[str, str] = {
     "docs/commands/check.md: gpudoctor check --facts a.json --facts b.json": PLACEHOLDER + " (tests/e2e/test_fleet.py compares two snapshots)",
     "docs/commands/check.md: torchrun --nnodes 4 --nproc-per-node 8 ... -m gpudoctor check": NODES,
     "docs/commands/diagnose.md: gpudoctor diagnose FILE|DIR|- [--json | --markdown] [--strict] [--explain ID]": SYNOPSIS,
-    "docs/commands/lint.md: gpudoctor lint PATH... [--select ID,...] [--ignore ID,...] [--fail-on error|warning|never] [--exit-zero]": SYNOPSIS,
+    "docs/commands/lint.md: gpudoctor lint PATH... [--select ID,...] [--extend-select ID,...] [--ignore ID,...] [--fail-on error|warning|never] [--exit-zero]": SYNOPSIS,
     "docs/commands/report.md: gpudoctor report [-o FILE] [--nproc N] [--timeout S] [--skip STEP,...]": SYNOPSIS,
     "docs/commands/report.md: gpudoctor report --html report.html": f"{COVERED} tests/e2e/test_html.py (the page from real runs' JSON, in headless Chromium)",
     "docs/commands/allreduce.md: gpudoctor allreduce --nproc 3 --sizes 4K,64K,1M,4M --bisect --html allreduce.html": f"{COVERED} tests/e2e/test_html.py (--html, and the page of this very command's JSON in headless Chromium)",

@@ -24,6 +24,10 @@ def register(app: typer.Typer) -> None:
             help="Files or directories (every *.py and *.ipynb inside, hidden and virtualenv folders skipped).",
         ),
         select: List[str] = typer.Option(list(Options.select), "--select", metavar="ID,...", help="Run only these rules."),
+        extend_select: List[str] = typer.Option(
+            list(Options.extend_select), "--extend-select", metavar="ID,...",
+            help="Run these rules too (beside the default or selected ones): the opt-in advice.",
+        ),
         ignore: List[str] = typer.Option(list(Options.ignore), "--ignore", metavar="ID,...", help="Skip these rules."),
         format: str = typer.Option(Options.format, "--format", metavar="|".join(FORMATS), help="Output format."),
         fail_on: Optional[str] = typer.Option(
@@ -42,7 +46,8 @@ def register(app: typer.Typer) -> None:
         from gpudoctor.commands.lint.options import split_ids, validate
 
         options = validate(Options(
-            paths=tuple(paths or ()), select=split_ids(select), ignore=split_ids(ignore), format=format, json=json_out,
+            paths=tuple(paths or ()), select=split_ids(select), extend_select=split_ids(extend_select), ignore=split_ids(ignore),
+            format=format, json=json_out,
             fail_on=fail_on, exit_zero=exit_zero, config=not no_config, explain=explain,
         ))  # fmt: skip
         if options.explain is not None:

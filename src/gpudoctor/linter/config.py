@@ -2,6 +2,7 @@
 
     [tool.gpudoctor.lint]
     select = ["collective-under-rank-condition", "ddp-forward-on-one-rank"]
+    extend-select = ["spawn-num-workers"]   # run beside the selected (or default) rules
     ignore = ["dataparallel"]
     exclude = ["third_party/*", "*_pb2.py"]
     fail-on = "error"      # "error" (default), "warning" or "never"
@@ -17,7 +18,7 @@ import os
 import re
 from dataclasses import dataclass
 
-KEYS = {"select", "ignore", "exclude", "fail-on", "exit-zero"}
+KEYS = {"select", "extend-select", "ignore", "exclude", "fail-on", "exit-zero"}
 FAIL_ON = ("error", "warning", "never")
 MAX_BYTES = 1 << 20
 # The section's header, found without a TOML reader (to tell "no section" from "cannot read it").
@@ -35,6 +36,7 @@ class LintConfig:
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     fail_on: str = ""  # "" when the file does not say
+    extend_select: tuple[str, ...] = ()
 
     def excluded(self, path: str) -> bool:
         """`path` matches an `exclude` pattern (relative to the pyproject's folder)."""
@@ -110,7 +112,7 @@ def load(path: str) -> LintConfig | None:
     if unknown:
         raise ConfigError(f"{path}: unknown key {unknown[0]!r} in [tool.gpudoctor.lint] (known: {', '.join(sorted(KEYS))})")
     lists = {}
-    for key in ("select", "ignore", "exclude"):
+    for key in ("select", "extend-select", "ignore", "exclude"):
         value = section.get(key, [])
         if isinstance(value, str):
             value = [value]
@@ -122,4 +124,4 @@ def load(path: str) -> LintConfig | None:
         fail_on = "never"
     if fail_on and fail_on not in FAIL_ON:
         raise ConfigError(f"{path}: [tool.gpudoctor.lint] fail-on must be one of {', '.join(FAIL_ON)}")
-    return LintConfig(path, lists["select"], lists["ignore"], lists["exclude"], str(fail_on))
+    return LintConfig(path, lists["select"], lists["ignore"], lists["exclude"], str(fail_on), lists["extend-select"])

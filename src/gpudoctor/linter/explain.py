@@ -16,8 +16,9 @@ def example_code(code: str) -> str:
 def rule_page(rule: Rule) -> str:
     where = "" if rule.in_tests else " Not run on test files (pytest's `test_*.py`, `*_test.py`, `conftest.py`)."
     if rule.opt_in:
-        where += (f" Advice, opt-in: not in the default run; it runs where it is named (`gpudoctor lint --select "
-                  f"{rule.id},...`, or `select` in `[tool.gpudoctor.lint]`).")
+        where += (f" Advice, opt-in: not in the default run; it runs where it is named (`gpudoctor lint --extend-select "
+                  f"{rule.id}` beside the default rules, `--select {rule.id},...`, or `extend-select` / `select` in "
+                  "`[tool.gpudoctor.lint]`).")
     out = [f"# {rule.id}", "", f"**{rule.message}**", "", f"Severity: **{rule.severity}**.{where}", "",
            rule.documentation(), "", "## Fix", "", "```", rule.fix, "```"]
     if rule.INVALID:

@@ -18,6 +18,7 @@ class Options:
 
     paths: tuple[str, ...] = ()
     select: tuple[str, ...] = ()  # rule ids ("a,b" already split)
+    extend_select: tuple[str, ...] = ()  # rule ids run beside the selected (or default) ones: opt-in advice
     ignore: tuple[str, ...] = ()
     format: str = "text"  # text | json | sarif | github
     json: bool = False  # --json: the same as --format json
@@ -64,16 +65,22 @@ def validate(options: Options) -> Options:
         raise UsageError(str(exc)) from None
     select = options.select or settings.select
     ignore = options.ignore + tuple(i for i in settings.ignore if i not in options.ignore)
-    for rule_id in select + ignore:
+    extend = options.extend_select + tuple(i for i in settings.extend_select if i not in options.extend_select)
+    for rule_id in select + ignore + extend:
         if rule_id not in BY_ID:
-            where = f" in {settings.path}" if rule_id in settings.select + settings.ignore else ""
+            where = f" in {settings.path}" if rule_id in settings.select + settings.ignore + settings.extend_select else ""
             raise UsageError(f"unknown rule id {rule_id!r}{where} (known: {known})")
+    if extend:  # the default rules (or the selected ones) and these: an opt-in rule without listing the rest
+        from gpudoctor.linter.engine import choose_rules
+
+        base = select or tuple(r.id for r in choose_rules())
+        select = base + tuple(i for i in extend if i not in base)
     try:
         check_paths(options.paths)
     except MissingPath as exc:
         raise MissingPathError(str(exc)) from None
     fail_on = "never" if options.exit_zero else (options.fail_on or settings.fail_on or "error")
     return replace(
-        options, select=select, ignore=ignore, format=format, json=False, fail_on=fail_on, exit_zero=False,
+        options, select=select, extend_select=(), ignore=ignore, format=format, json=False, fail_on=fail_on, exit_zero=False,
         config=False, exclude_from=settings.path or options.exclude_from, exclude=settings.exclude or options.exclude,
     )  # fmt: skip

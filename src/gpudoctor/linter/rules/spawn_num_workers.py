@@ -22,7 +22,7 @@ class SpawnNumWorkers(Rule):
     method, so its DataLoader workers are spawned too, not forked; checked on
     CPython 3.11.)
 
-    Advice, opt-in (`--select spawn-num-workers`): what it says is true (every
+    Advice, opt-in (`--extend-select spawn-num-workers`): what it says is true (every
     verdict of the mature-repository corpus on it is "right"), but it costs
     speed, not a correct run, and the default run's warnings are the
     distributed pitfalls. The readers of issue 41's lint samples counted it 24
