@@ -341,6 +341,13 @@ class TestAllreduceBisectRecheck:
         assert "1-2 was slow in both passes, not when rechecked" in f.title
         assert f.evidence["rechecked"] == ["1-2: 2488 us, again 1952 us, rechecked 471 us"]
 
+    def test_control_a_recheck_far_faster_than_both_passes_is_not_a_slow_link_on_a_loaded_host(self):
+        # CI, two busy cores, hiccup fault: passes 22058 / 20778 us, recheck 3897 us, still over the limit
+        times = {(1, 2): (22058.0, 20778.0), (0, 2): (520.0, 470.0), (0, 1): (485.0, 530.0)}
+        [f] = bisect_findings(_rechecked(times, {(1, 2): 3897.0}), _places(HOSTS_3), 65536)
+        assert f.id == "allreduce-bisect" and f.severity is Severity.INFO
+        assert "1-2 (5x faster when rechecked) was slow in both passes, not when rechecked" in f.title
+
     def test_sibling_a_pair_still_slow_when_rechecked_is_a_slow_link(self):
         [f] = bisect_findings(_rechecked(CI_CONTROL_3, {(1, 2): 2100.0}), _places(HOSTS_3), 65536)
         assert f.id == "allreduce-slow-link" and "rank 1 (n1) - rank 2 (n2)" in f.title
