@@ -157,10 +157,6 @@ NOT_PROJECTS = {"home", "opt", "usr", "local", "tmp", "root", "build", "builds",
 # The CUDA toolkit's own tree (/usr/local/cuda/include/thrust/..., /usr/local/cuda-12.4/targets/...)
 TOOLKIT = re.compile(r"[/\\]cuda(?:-\d+(?:\.\d+)?)?[/\\](?:include|targets)[/\\]|[/\\](?:thrust|cub)[/\\]")
 HEADER_LINES = 6  # a collected thread's header: its source, its tracker line, its labels, its title
-# A thread's title that names the setting: "nvidia-smi on WSL doesn't work", "using docker in WSL2", "[vllm] - ..."
-TITLE = re.compile(rb"^# (?!source:)[^\n]*?(?:(?P<wsl>\bWSL ?2?\b)|(?P<vllm>\b[vV][lL][lL][mM]\b)|(?P<sglang>\b[sS][gG][lL]ang\b)|(?P<llamacpp>\bllama[.]?cpp\b|\bllama-server\b)|(?P<ollama>\b[oO]llama\b))",
-                   re.MULTILINE)
-TITLE_SETTINGS = {"wsl": (WSL, ""), "vllm": (ENGINE, "vLLM"), "sglang": (ENGINE, "SGLang"), "llamacpp": (ENGINE, "llama.cpp"), "ollama": (ENGINE, "Ollama")}
 
 
 @dataclass(frozen=True)
