@@ -1,0 +1,100 @@
+"""Controls and siblings for lintA26 (issue 41): an error only where the file decides it, and nothing where the
+file shows the script right. Each program is the shape of a development script's false error or false warning
+(source in the comment above it), cut to a few lines and linted by the real engine: the shape lint cannot decide
+gets a warning or nothing, the nearest shape the file decides keeps its error."""
+
+from __future__ import annotations
+
+from test_controls_lintA22 import found, found_also
+
+# yChenN1/Speech_flow train_accelerate.py (lint heldout24 u006): `Tensor` never imported, read only in the
+# annotations of a nested function, under `from __future__ import annotations` (never evaluated)
+ANNOTATED = """
+    FUTURE
+    import torch
+
+    def train():
+        def latent_to_audio(x: Tensor) -> Tensor:
+            return x * 2
+        return latent_to_audio(torch.zeros(1))
+
+    if __name__ == "__main__":
+        train()
+"""
+
+
+class TestUndefinedNameInAnnotations:
+    """undefined-name: a name read only in annotations Python never evaluates is never looked up."""
+
+    verdict = "undefined-name"
+    rule = "undefined-name"
+
+    def test_control_annotations_are_postponed(self):
+        assert found(ANNOTATED.replace("FUTURE", "from __future__ import annotations"), self.rule) == []
+
+    def test_sibling_annotations_are_evaluated(self):
+        # without the future import the nested def evaluates its annotations when train() runs
+        assert found(ANNOTATED.replace("FUTURE", "import os"), self.rule) == [(5, "error")]
+
+
+# pytorch/examples distributed/dcgan/main.py restated (lint dev d032): `get_dataset(opt)`, a helper the excerpt cut;
+# yynil/stable-audio-tools-rwkv train_deepspeed.py (lint heldout24 u072): `model_config["sample_size"]` where only
+# `self.model_config` exists, a value the whole file never binds
+CALLED = """
+    import torch
+    import torch.distributed as dist
+
+    def run_training(rank, opt):
+        dist.init_process_group("nccl")
+        READ
+
+    if __name__ == "__main__":
+        run_training(0, None)
+"""
+
+
+class TestUndefinedNameHelperCalled:
+    """undefined-name: a function called and defined nowhere is a warning (a copy may have cut its definition);
+    a value never built stays an error."""
+
+    verdict = "undefined-name"
+    rule = "undefined-name"
+
+    def test_control_a_helper_function_is_called(self):
+        assert found(CALLED.replace("READ", "dataset = get_dataset(opt)"), self.rule) == [(6, "warning")]
+
+    def test_sibling_a_value_is_read(self):
+        assert found(CALLED.replace("READ", "sample_size = model_config['sample_size']"), self.rule) == [(6, "error")]
+
+
+# ForYourEyesOnlyyy/TinyRecursiveModels train_distributed.py (lint heldout20 u059): `epoch` (only `epc` is bound)
+# read in the wandb branch, `use_wandb = is_main and bool(cfg.wandb.get("enabled", False))`
+FLAGGED_RANK = """
+    import torch
+    import torch.distributed as dist
+
+    def main(cfg):
+        dist.init_process_group("nccl")
+        is_main = dist.get_rank() == 0
+        use_wandb = TEST
+        for epc in range(cfg.epochs):
+            if use_wandb:
+                print(f"{epoch + 1}/{cfg.epochs}")
+
+    if __name__ == "__main__":
+        main(None)
+"""
+
+
+class TestUndefinedNameUnderRankAndFlag:
+    """undefined-name: a rank test joined with a setting is decided by the setting: a warning naming it."""
+
+    verdict = "undefined-name"
+    rule = "undefined-name"
+
+    def test_control_a_setting_decides(self):
+        assert found(FLAGGED_RANK.replace("TEST", 'is_main and bool(cfg.wandb.get("enabled", False))'),
+                     self.rule) == [(10, "warning")]
+
+    def test_sibling_the_rank_alone_decides(self):
+        assert found(FLAGGED_RANK.replace("TEST", "dist.get_rank() == 0"), self.rule) == [(10, "error")]
