@@ -136,3 +136,32 @@ class TestDdpForwardOnOneRankZeroStage:
     def test_sibling_the_code_sets_stage_3(self):
         assert found(ENGINE.replace("CONFIG", 'ds_config = {"zero_optimization": {"stage": 3}}'),
                      self.rule) == [(17, "error")]
+
+
+# galaxygliese/Latent-DDBM train_deepspeed.py (lint heldout24 u044): `device = rank` with rank = dist.get_rank(),
+# then the batches go `.to(device)`
+DEVICE = """
+    import torch
+    import torch.distributed as dist
+
+    def train(model, batch):
+        dist.init_process_group("nccl")
+        rank = dist.get_rank()
+        BIND
+        step = 0
+        x = batch.to(USE)
+"""
+
+
+class TestDeviceFromGlobalRankBinding:
+    """device-from-global-rank: said where the global rank is made the device (the fix's line), its use named."""
+
+    verdict = "device-from-global-rank"
+    rule = "device-from-global-rank"
+
+    def test_sibling_said_at_the_binding(self):
+        assert found_also(DEVICE.replace("BIND", "device = rank").replace("USE", "device"), self.rule) == [(7, (9,))]
+
+    def test_control_the_rank_itself_is_used(self):
+        # `rank = dist.get_rank()` is right as a rank: the mistake is its use as a device
+        assert found_also(DEVICE.replace("BIND", "pass").replace("USE", "rank"), self.rule) == [(9, ())]
