@@ -165,3 +165,36 @@ class TestDeviceFromGlobalRankBinding:
     def test_control_the_rank_itself_is_used(self):
         # `rank = dist.get_rank()` is right as a rank: the mistake is its use as a device
         assert found_also(DEVICE.replace("BIND", "pass").replace("USE", "rank"), self.rule) == [(9, ())]
+
+
+# galaxygliese/Latent-DDBM train_deepspeed.py (lint heldout24 u044, u045): an unused setup() with a literal
+# MASTER_PORT; the main block runs train(), where deepspeed.init_distributed() starts the group
+UNUSED_SETUP = """
+    import os
+    import torch.distributed as dist
+    import deepspeed
+
+    def setup(rank, world_size):
+        os.environ['MASTER_ADDR'] = 'localhost'
+        os.environ['MASTER_PORT'] = '12355'
+        dist.init_process_group("gloo", rank=rank, world_size=world_size)
+
+    def train(args):
+        START
+
+    if __name__ == '__main__':
+        train(None)
+"""
+
+
+class TestHardcodedMasterPortUnusedSetup:
+    """hardcoded-master-port: a set-up function the program never runs writes no process's port."""
+
+    verdict = "hardcoded-master-port"
+    rule = "hardcoded-master-port"
+
+    def test_control_the_group_starts_elsewhere(self):
+        assert found(UNUSED_SETUP.replace("START", "deepspeed.init_distributed()"), self.rule) == []
+
+    def test_sibling_the_setup_is_called(self):
+        assert found(UNUSED_SETUP.replace("START", "setup(0, 1)"), self.rule) == [(7, "warning")]
