@@ -198,3 +198,38 @@ class TestHardcodedMasterPortUnusedSetup:
 
     def test_sibling_the_setup_is_called(self):
         assert found(UNUSED_SETUP.replace("START", "setup(0, 1)"), self.rule) == [(7, "warning")]
+
+
+# A DeepSpeed trainer's shape (lint heldout24 u044's deepspeed.initialize, its loop, a barrier after it): the engine
+# sets each process's current device to LOCAL_RANK when it is made (DeepSpeedEngine._set_distributed_vars)
+ENGINE_SETS_DEVICE = """
+    import torch.distributed as dist
+    import deepspeed
+
+    def main(model, args):
+        dist.init_process_group("nccl")
+        BUILD
+        for x in loader:
+            loss = engine(x.cuda())
+            engine.backward(loss)
+            engine.step()
+        dist.barrier()
+
+    if __name__ == "__main__":
+        main(None, None)
+"""
+
+
+class TestNcclNoSetDeviceLibrarySetsIt:
+    """nccl-no-set-device: a DeepSpeed engine (or accelerate's state) sets each process's GPU when it is made."""
+
+    verdict = "nccl-no-set-device"
+    rule = "nccl-no-set-device"
+
+    def test_control_the_engine_sets_the_device(self):
+        built = "engine, optimizer, loader, _ = deepspeed.initialize(args=args, model=model, training_data=data)"
+        assert found(ENGINE_SETS_DEVICE.replace("BUILD", built), self.rule) == []
+
+    def test_sibling_a_plain_model_and_loader(self):
+        built = "engine, loader = model, make_loader(args)"
+        assert found(ENGINE_SETS_DEVICE.replace("BUILD", built), self.rule) == [(5, "warning")]
