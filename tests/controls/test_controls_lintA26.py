@@ -37,36 +37,6 @@ class TestUndefinedNameInAnnotations:
         assert found(ANNOTATED.replace("FUTURE", "import os"), self.rule) == [(5, "error")]
 
 
-# pytorch/examples distributed/dcgan/main.py restated (lint dev d032): `get_dataset(opt)`, a helper the excerpt cut;
-# yynil/stable-audio-tools-rwkv train_deepspeed.py (lint heldout24 u072): `model_config["sample_size"]` where only
-# `self.model_config` exists, a value the whole file never binds
-CALLED = """
-    import torch
-    import torch.distributed as dist
-
-    def run_training(rank, opt):
-        dist.init_process_group("nccl")
-        READ
-
-    if __name__ == "__main__":
-        run_training(0, None)
-"""
-
-
-class TestUndefinedNameHelperCalled:
-    """undefined-name: a function called and defined nowhere is a warning (a copy may have cut its definition);
-    a value never built stays an error."""
-
-    verdict = "undefined-name"
-    rule = "undefined-name"
-
-    def test_control_a_helper_function_is_called(self):
-        assert found(CALLED.replace("READ", "dataset = get_dataset(opt)"), self.rule) == [(6, "warning")]
-
-    def test_sibling_a_value_is_read(self):
-        assert found(CALLED.replace("READ", "sample_size = model_config['sample_size']"), self.rule) == [(6, "error")]
-
-
 # ForYourEyesOnlyyy/TinyRecursiveModels train_distributed.py (lint heldout20 u059): `epoch` (only `epc` is bound)
 # read in the wandb branch, `use_wandb = is_main and bool(cfg.wandb.get("enabled", False))`
 FLAGGED_RANK = """

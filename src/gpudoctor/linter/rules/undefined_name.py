@@ -55,12 +55,6 @@ class UndefinedName(Rule):
     function does (or a rank test decides it: that rank raises); a warning where
     another test decides it (`if args.weighted_loss:`), naming it, also one joined to a rank test
     (`use_wandb = is_main and bool(cfg.wandb.get("enabled", False))`: lint heldout20 u059's `epoch`).
-    A function called and defined nowhere (`dataset = get_dataset(opt)`: a lower-case name,
-    called) is a warning: a copy cut from a longer file, or an excerpt, loses its helpers'
-    definitions and keeps their calls, and whether the whole program defines it decides (five such
-    errors on the development parts, none a reader asked for: pytorch/examples' dcgan and ddp_rpc
-    restated, two extracts, one whole file). A value never built (`model_config["sample_size"]`
-    where only `self.model_config` is) or a class never imported (`DataLoader(...)`) stays an error.
     A name read only in annotations Python never evaluates (any annotation under `from __future__
     import annotations`, a local variable's anywhere) is never looked up: not said (lint heldout24
     u006, `def latent_to_audio(x: Tensor) -> Tensor:` with `Tensor` never imported).
@@ -175,17 +169,6 @@ class UndefinedName(Rule):
         if __name__ == "__main__":
             main(None, None)
         ''',
-        '''
-        import torch
-        import torch.distributed as dist
-
-        def run_training(rank, opt):
-            dist.init_process_group("nccl")
-            dataset = get_dataset(opt)  # flagged: a warning, the full program may define it
-
-        if __name__ == "__main__":
-            run_training(0, None)
-        ''',
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
@@ -296,12 +279,6 @@ class UndefinedName(Rule):
             return Hit(read, severity=WARNING, fix=self._fix(read.id),
                        message=f"`{read.id}` is neither defined nor imported in this file: {where} "
                        f"(it runs when {said} does, line {test.lineno})")
-        if _helper_call(file, read):
-            return Hit(read, severity=WARNING, fix=self._fix(read.id),
-                       message=f"`{read.id}` is called here but neither defined nor imported in this file: "
-                       f"{where} if the file is the whole program; a function of the program kept elsewhere (the "
-                       "part of a longer file this copy leaves out, a module whose import line was dropped) is "
-                       "not seen here: whether the full program defines it decides")
         return Hit(read, severity=ERROR, fix=self._fix(read.id),
                    message=f"`{read.id}` is neither defined nor imported in this file: {where}, "
                    "in every process that reaches it")
@@ -637,17 +614,6 @@ def _flag_part(file: FileModel, test: ast.expr, depth: int = 0) -> ast.expr | No
         if len(origins) == 1 and type(origins[0]) is ast.BoolOp:
             return _flag_part(file, origins[0], depth + 1)
     return None
-
-
-def _helper_call(file: FileModel, read: ast.Name) -> bool:
-    """`get_dataset(opt)`: a function (a lower-case name, not a class) called and defined nowhere in the
-    file. Copies cut from a longer file, and excerpts, lose their helpers' definitions, not their calls;
-    a value never built (`model_config.get(...)`) or a class never imported (`DataLoader(...)`) is
-    what the file itself leaves out. On the development parts, five such calls were said as errors and
-    no reader asked for one (pytorch/examples' dcgan and ddp_rpc restated, two extracts, and one whole
-    file whose helper is defined nowhere: a NameError there, now said as a warning)."""
-    parent = file.parent.get(read)
-    return type(parent) is ast.Call and parent.func is read and read.id[:1].islower()
 
 
 def _in_spawned(file: FileModel, func: ast.AST | None) -> bool:
