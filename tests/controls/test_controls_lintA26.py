@@ -203,3 +203,34 @@ class TestNcclNoSetDeviceLibrarySetsIt:
     def test_sibling_a_plain_model_and_loader(self):
         built = "engine, loader = model, make_loader(args)"
         assert found(ENGINE_SETS_DEVICE.replace("BUILD", built), self.rule) == [(5, "warning")]
+
+
+# a diffusion trainer (lint heldout21 u027): under one `if config.rank == 0:` the DDP model goes to
+# generation_callback() and fid_evaluation_callback(), both from modules not linted with it
+HANDED_ON = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel
+    from utils.sampling_utils import generation_callback
+    from evaluation.fid import fid_evaluation_callback
+
+    def train(config, model, step):
+        model = DistributedDataParallel(model.cuda(), device_ids=[config.local_rank])
+        if config.rank == 0:
+            generation_callback(model, step)
+        SECOND
+            fid_evaluation_callback(model, step)
+"""
+
+
+class TestDdpForwardOnOneRankHandedOnOnce:
+    """ddp-forward-on-one-rank: the functions not in view one rank test hands the model to are one guess."""
+
+    verdict = "ddp-forward-on-one-rank"
+    rule = "ddp-forward-on-one-rank"
+
+    def test_control_one_test_is_one_diagnostic(self):
+        assert found_also(HANDED_ON.replace("        SECOND\n", ""), self.rule) == [(9, (10,))]
+
+    def test_sibling_two_tests_are_two(self):
+        assert found_also(HANDED_ON.replace("SECOND", "if config.rank == 0 and step % 10 == 0:"),
+                          self.rule) == [(9, ()), (11, ())]

@@ -4,11 +4,12 @@ import ast
 import functools
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 from gpudoctor.linter.arms import arms
 from gpudoctor.linter.buffers import HAS, NONE, buffers
 from gpudoctor.linter.idioms import TORCH, handed_back, source, wrapper_kind
-from gpudoctor.linter.model import FUNCTIONS, Binding, FileModel, Param, constant, keyword, terminal_name
+from gpudoctor.linter.model import FUNCTIONS, Binding, FileModel, Param, constant, keyword, position, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import TRAINER_SHARDED, Branch, collective_reach, depends_on, rank_branch
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
@@ -94,8 +95,12 @@ class DdpForwardOnOneRank(Rule):
     star import of the project's module), a warning only where its name says it runs the model
     (`evaluate`, `validate`, `calculate_bleu`, `predict`, `sample`...): the message says the
     function is not in view (lint heldout12: a translation trainer's BLEU on rank 0, a trainer's
-    `evaluate(model, ...)` through `from engine import *`). A model a project function not in
-    view hands back (`model, loss = train_one_epoch(model, ...)`) is read as the one it was given.
+    `evaluate(model, ...)` through `from engine import *`). The functions not in view that one
+    rank test hands the model to are one such guess, said once at the first, naming the others
+    (lint heldout21 u027: `generation_callback(model, ...)` and `fid_evaluation_callback(model, ...)`
+    twice under one `if config.rank == 0:`, three warnings no reader asked for). A model a project
+    function not in view hands back (`model, loss = train_one_epoch(model, ...)`) is read as the one
+    it was given.
 
     Nor a model the file has unwrapped itself, under the test that wrapped it: every value it holds
     there is `enc_mod = encoder.module if world_size > 1 else encoder` (`encoder` wrapped under `if
@@ -367,7 +372,12 @@ class DdpForwardOnOneRank(Rule):
 
     def _passed_on(self, file: FileModel, wrapped: set[str]) -> Iterator[Hit]:
         """A wrapped model given, under a rank test, to a function imported
-        from the project: the project says whether that function calls it."""
+        from the project: the project says whether that function calls it. The functions not in
+        view that one rank test hands the model to are one guess, said once at the first, naming
+        the others (lint heldout21 u027: `generation_callback(model, ...)` and two
+        `fid_evaluation_callback(model, ...)` under one `if config.rank == 0:`; u103: `valid_multi_gpu`
+        and `valid` under one test)."""
+        unseen: dict[int, list[Hit]] = {}
         for call in file.calls:
             func = call.func
             if type(func) is not ast.Name:
@@ -402,13 +412,18 @@ class DdpForwardOnOneRank(Rule):
                     # the module is not among the files linted (a script linted alone): the name says it runs
                     # the model (lint heldout12: `calculate_bleu(model, ...)`, `evaluate(model, ...)` under
                     # `if rank == 0:`), a warning that says what is not in view
-                    yield Hit(
+                    unseen.setdefault(id(branch.test), []).append(Hit(
                         call, severity=WARNING, fix=fix, query=Query("not-in-view", base),
                         message=f"{value.id}, {self._kind(file, built)}, is given to {func.id}() only on some "
                         f"ranks (it depends on {depends_on(file, branch)}); {func.id} is not in view ({base}), but "
                         f"its name says it runs the model: if it calls {value.id}, {outcome}",
-                    )
+                    ))
                 break
+        for hits in unseen.values():
+            lines = [position(h.node)[0] if h.node is not None else h.line for h in hits]
+            others = sorted(set(lines[1:]) - {lines[0]})
+            named = f" (the same test hands it on at line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))})"
+            yield replace(hits[0], message=hits[0].message + (named if others else ""), also=tuple(others))
 
     @staticmethod
     def _outcome(file: FileModel, built: object) -> tuple[str, str]:
