@@ -1135,9 +1135,10 @@ class TestDeviceFromGlobalRankFsdpDeviceId:
 
     def test_sibling_global_rank_as_fsdp_device_id(self):
         code = self.PROGRAM.format(device="dist.get_rank()")
-        assert found(code, self.rule) == [(7, "warning")]
+        # said where the global rank is made the device (lintA26: the fix's line), FSDP's line named
+        assert found(code, self.rule) == [(6, "warning")]
         [d] = [d for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py") if d.rule == self.rule]
-        assert "device_id=" in d.fix
+        assert d.also == (7,) and d.fix == 'device = int(os.environ["LOCAL_RANK"])'
 
 
 class TestDeviceFromGlobalRankModuloWorldSize:

@@ -172,12 +172,18 @@ def is_optimizer(file: FileModel, call: ast.Call) -> bool:
 
 
 DEVICE_BINDER_CALLS = {"set_device", "set_device_index", "set_device_idx", "set_default_device"}
+# Library calls that set the process's current device when they run (the call -> the package it must come
+# from): DeepSpeed's engine constructor sets it to LOCAL_RANK; accelerate's state sets each process's GPU.
+LIBRARY_DEVICE_BINDERS = {"initialize": "deepspeed", "Accelerator": "accelerate", "PartialState": "accelerate"}
 
 
 def binds_current_device(file: FileModel) -> bool:
     """The file sets each process's GPU where it could decide what `.cuda()` means:
     `torch.cuda.set_device(...)` & co., a `with torch.cuda.device(...)`, a
-    `dist.barrier(device_ids=[rank])`, or `CUDA_VISIBLE_DEVICES` set per process."""
+    `dist.barrier(device_ids=[rank])`, `CUDA_VISIBLE_DEVICES` set per process, or a library
+    object that sets it when it is made: a DeepSpeed engine (`deepspeed.initialize(...)`: the
+    engine sets the current device to LOCAL_RANK in its constructor) or accelerate's
+    `Accelerator()` / `PartialState()` (their state sets each process's GPU)."""
     # (a mention only in comments binds nothing: `# print("forget to set CUDA_VISIBLE_DEVICES")`
     # above a commented-out check, lint heldout14's alibaba/hap ddp.py)
     if "CUDA_VISIBLE_DEVICES" in file.text and not _visible_devices_shared(file) and any(
@@ -186,6 +192,8 @@ def binds_current_device(file: FileModel) -> bool:
     for call in file.calls:
         name = terminal_name(call.func)
         if name in DEVICE_BINDER_CALLS or (name == "device" and file.qualname(call.func) == "torch.cuda.device"):
+            return True
+        if name in LIBRARY_DEVICE_BINDERS and LIBRARY_DEVICE_BINDERS[name] in (file.qualname(call.func) or ""):
             return True
         # `dist.barrier(device_ids=[rank])`: the program names each rank's GPU where it communicates
         if name == "barrier" and keyword(call, "device_ids") is not None:

@@ -4,11 +4,12 @@ import ast
 import functools
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 
 from gpudoctor.linter.arms import arms
 from gpudoctor.linter.buffers import HAS, NONE, buffers
 from gpudoctor.linter.idioms import TORCH, handed_back, source, wrapper_kind
-from gpudoctor.linter.model import FUNCTIONS, Binding, FileModel, Param, constant, keyword, terminal_name
+from gpudoctor.linter.model import FUNCTIONS, Binding, FileModel, Param, constant, keyword, position, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import TRAINER_SHARDED, Branch, collective_reach, depends_on, rank_branch
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
@@ -23,6 +24,9 @@ FABRIC_SHARDED = re.compile(r"fsdp|FSDPStrategy|ModelParallelStrategy|fully_shar
 ACCELERATE_SHARDED = re.compile(r"FullyShardedDataParallelPlugin|fsdp_plugin|DeepSpeedPlugin\([^)]*zero_stage\s*=\s*3")
 # DeepSpeed communicates in forward under ZeRO stage 3 (parameters gathered on use).
 ZERO_3 = re.compile(r"""["']?stage["']?\s*[:=]\s*3\b|zero_stage\s*[:=]\s*3\b|zero3|ZeRO-3""", re.IGNORECASE)
+# A ZeRO stage the code sets, any stage: the number, or the `zeroN` of a config file's name.
+ZERO_STAGE = re.compile(r"""["']?stage["']?\s*[:=]\s*(\d)\b|zero_stage\s*[:=]\s*(\d)\b|zero_?(\d)(?!\d)|ZeRO-(\d)""",
+                        re.IGNORECASE)
 
 
 class DdpForwardOnOneRank(Rule):
@@ -38,7 +42,10 @@ class DdpForwardOnOneRank(Rule):
     `accelerator.prepare(...)`, Lightning Fabric's `fabric.setup(...)` /
     `fabric.setup_module(...)` in a program that shards (an FSDP or
     model-parallel strategy), or a DeepSpeed engine under ZeRO stage 3
-    (`deepspeed.initialize`), under a test
+    (`deepspeed.initialize`; the stage the code sets, `"stage": 3` in its config: a stage named
+    only in a comment or the docstring, such as a usage line's `zero3_offload_config.json` beside a
+    zero2 one, or beside another stage, leaves it to the config the run is given, and the diagnostic
+    is a warning that says so: lint heldout24 u028), under a test
     on the rank, or in a function whose every call in the file is under one,
     or in a function of another module of the project that is given the
     model under a test on the rank (`if rank == 0: evaluate(model, loader)`).
@@ -88,8 +95,12 @@ class DdpForwardOnOneRank(Rule):
     star import of the project's module), a warning only where its name says it runs the model
     (`evaluate`, `validate`, `calculate_bleu`, `predict`, `sample`...): the message says the
     function is not in view (lint heldout12: a translation trainer's BLEU on rank 0, a trainer's
-    `evaluate(model, ...)` through `from engine import *`). A model a project function not in
-    view hands back (`model, loss = train_one_epoch(model, ...)`) is read as the one it was given.
+    `evaluate(model, ...)` through `from engine import *`). The functions not in view that one
+    rank test hands the model to are one such guess, said once at the first, naming the others
+    (lint heldout21 u027: `generation_callback(model, ...)` and `fid_evaluation_callback(model, ...)`
+    twice under one `if config.rank == 0:`, three warnings no reader asked for). A model a project
+    function not in view hands back (`model, loss = train_one_epoch(model, ...)`) is read as the one
+    it was given.
 
     Nor a model the file has unwrapped itself, under the test that wrapped it: every value it holds
     there is `enc_mod = encoder.module if world_size > 1 else encoder` (`encoder` wrapped under `if
@@ -361,7 +372,12 @@ class DdpForwardOnOneRank(Rule):
 
     def _passed_on(self, file: FileModel, wrapped: set[str]) -> Iterator[Hit]:
         """A wrapped model given, under a rank test, to a function imported
-        from the project: the project says whether that function calls it."""
+        from the project: the project says whether that function calls it. The functions not in
+        view that one rank test hands the model to are one guess, said once at the first, naming
+        the others (lint heldout21 u027: `generation_callback(model, ...)` and two
+        `fid_evaluation_callback(model, ...)` under one `if config.rank == 0:`; u103: `valid_multi_gpu`
+        and `valid` under one test)."""
+        unseen: dict[int, list[Hit]] = {}
         for call in file.calls:
             func = call.func
             if type(func) is not ast.Name:
@@ -396,13 +412,18 @@ class DdpForwardOnOneRank(Rule):
                     # the module is not among the files linted (a script linted alone): the name says it runs
                     # the model (lint heldout12: `calculate_bleu(model, ...)`, `evaluate(model, ...)` under
                     # `if rank == 0:`), a warning that says what is not in view
-                    yield Hit(
+                    unseen.setdefault(id(branch.test), []).append(Hit(
                         call, severity=WARNING, fix=fix, query=Query("not-in-view", base),
                         message=f"{value.id}, {self._kind(file, built)}, is given to {func.id}() only on some "
                         f"ranks (it depends on {depends_on(file, branch)}); {func.id} is not in view ({base}), but "
                         f"its name says it runs the model: if it calls {value.id}, {outcome}",
-                    )
+                    ))
                 break
+        for hits in unseen.values():
+            lines = [position(h.node)[0] if h.node is not None else h.line for h in hits]
+            others = sorted(set(lines[1:]) - {lines[0]})
+            named = f" (the same test hands it on at line{'s' if len(others) > 1 else ''} {', '.join(map(str, others))})"
+            yield replace(hits[0], message=hits[0].message + (named if others else ""), also=tuple(others))
 
     @staticmethod
     def _outcome(file: FileModel, built: object) -> tuple[str, str]:
@@ -416,6 +437,10 @@ class DdpForwardOnOneRank(Rule):
             ddp = ddp.func.value
         if type(ddp) is ast.Call and terminal_name(ddp.func) == "prepare" and not ACCELERATE_SHARDED.search(file.text):
             return _prepared(file, ddp)
+        if type(ddp) is ast.Call and terminal_name(ddp.func) == "initialize" and not _zero_3_in_code(file):
+            return WARNING, ("it hangs under ZeRO stage 3 (its forward gathers the parameters from every rank); "
+                             "the stage is the DeepSpeed config's, which this file names only in a comment or "
+                             "docstring, or beside another stage: under stages 0 to 2 a no-grad forward is local")
         if type(ddp) is not ast.Call or wrapper_kind(file, ddp) != "DistributedDataParallel":
             return ERROR, hangs  # FSDP, ZeRO-3, a sharded Fabric model: its forward gathers parameters
         if constant(keyword(ddp, "broadcast_buffers", 4), bool) is False:
@@ -450,7 +475,7 @@ class DdpForwardOnOneRank(Rule):
         if name in ("setup", "setup_module"):
             return f"a Fabric model under a sharding strategy {where}"
         if name == "initialize":
-            return f"a DeepSpeed ZeRO-3 engine {where}"
+            return f"a DeepSpeed {'ZeRO-3 ' if _zero_3_in_code(file) else ''}engine {where}"
         if name == "prepare":
             return f"an accelerate-prepared model {where}"
         if file.is_call_to(built, "FullyShardedDataParallel", TORCH):
@@ -770,6 +795,31 @@ def _size_of(node: ast.AST) -> str:
 @functools.lru_cache(maxsize=64)
 def _sharding_fabric(text: str) -> bool:
     return FABRIC_SHARDED.search(text) is not None
+
+
+def _zero_3_in_code(file: FileModel) -> bool:
+    """The file's code sets ZeRO stage 3 (`"stage": 3` in its config dict, `zero_stage=3`), and no other
+    stage: not a usage line in a comment or the docstring naming a config file (lint heldout24 u028:
+    `deepspeed ... --deepspeed_config=deepspeed_configs/zero3_offload_config.json` beside a zero2 one, the
+    config read from the command line)."""
+    key = ("zero-3-in-code",)
+    if key not in file.memo:
+        file.memo[key] = _zero_stages(file) == {"3"}
+    return bool(file.memo[key])
+
+
+def _zero_stages(file: FileModel) -> set[str]:
+    """The ZeRO stages the file's code names, outside comments and docstrings."""
+    docstrings = {line for node in ast.walk(file.tree) if type(node) is ast.Expr and type(node.value) is ast.Constant
+                  and type(node.value.value) is str for line in range(node.lineno, (node.end_lineno or node.lineno) + 1)}
+    stages: set[str] = set()
+    for number, line in enumerate(file.text.splitlines(), 1):
+        code = line.split("#", 1)[0]
+        if number in docstrings or not code.strip():
+            continue
+        for m in ZERO_STAGE.finditer(code):
+            stages.add(next(g for g in m.groups() if g is not None))
+    return stages
 
 
 @functools.lru_cache(maxsize=64)

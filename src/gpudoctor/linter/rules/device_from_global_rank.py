@@ -51,7 +51,11 @@ class DeviceFromGlobalRank(Rule):
 
     One cause, one diagnostic: the set_device and the device uses of the same global rank
     after it (DDP's `device_ids=[rank]`, `.cuda(rank)`) are said once, at the set_device,
-    naming those lines (lint heldout16: readers who pointed at `device_ids=`).
+    naming those lines (lint heldout16: readers who pointed at `device_ids=`). Where the global
+    rank is first made the device under another name (`device = rank`, then `.to(device)`), it is
+    said at that line, where the fix goes (`device = local_rank`), naming the uses (lint heldout24
+    u044, u045, heldout21 u045: the readers pointed there, lint at the first use below; not a name
+    that says rank, `rank = dist.get_rank()`, which is right as a rank).
 
     Not flagged where RANK is the local rank because the file writes it so
     (`os.environ['RANK'] = str(arg.local_rank)` in main(), then `rank =
@@ -138,7 +142,7 @@ class DeviceFromGlobalRank(Rule):
             if kind == "global":
                 # the same rank used as a device further on (DDP's `device_ids=[rank]`, `.cuda(rank)`) is this
                 # one cause: named as its other places, where a reader may point (lint heldout16 u048, u068)
-                later = tuple(sorted({at.lineno for at, _, _ in uses} - {call.lineno}))
+                later = tuple(sorted({at.lineno for at, _, _, _ in uses} - {call.lineno}))
                 yield Hit(call, severity=severity, message=f"the GPU is chosen by the global rank ({how}): on a second "
                           f"node the index is past the GPUs there (invalid device ordinal){launch}"
                           + (f"; the same rank is used as a device at line{'s' if len(later) > 1 else ''} "
@@ -153,16 +157,25 @@ class DeviceFromGlobalRank(Rule):
                           "the index is past the GPUs there (invalid device ordinal)")
         if said or not uses:
             return
-        at, how, fsdp = uses[0]
-        later = tuple(sorted({a.lineno for a, _, _ in uses[1:]} - {at.lineno}))
+        at, how, fsdp, value = uses[0]
+        later = tuple(sorted({a.lineno for a, _, _, _ in uses[1:]} - {at.lineno}))
+        binding = _device_binding(file, value)
+        if binding is not None:  # said where the global rank becomes the device, its uses named as its other places
+            later = tuple(sorted({a.lineno for a, _, _, _ in uses} - {binding.lineno}))
+            shown = ", ".join(map(str, later[:6]))
+            yield Hit(binding, severity=severity, message=f"`{ast.unparse(binding)[:60]}` makes the global rank "
+                      f"({how}) the device, used as a GPU index at line{'s' if len(later) > 1 else ''} {shown}: on a "
+                      f"second node the index is past the GPUs there (invalid device ordinal){launch}",
+                      fix=f'{ast.unparse(binding.targets[0])} = int(os.environ["LOCAL_RANK"])', also=later)
+            return
         yield Hit(at, severity=severity, message=f"the global rank ({how}) is used as a GPU index: on a second "
                   f"node the index is past the GPUs there (invalid device ordinal){launch}",
                   fix='FSDP(model, device_id=int(os.environ["LOCAL_RANK"]))' if fsdp else
                   'local_rank = int(os.environ["LOCAL_RANK"]); model.to(local_rank)', also=later)
 
-    def _global_uses(self, file: FileModel) -> Iterator[tuple[ast.expr, str, bool]]:
+    def _global_uses(self, file: FileModel) -> Iterator[tuple[ast.expr, str, bool, ast.expr]]:
         """Each use of the global rank as a device (`.to(rank)`, `device_ids=[rank]`, ...): where to say it,
-        how the rank shows, and whether it is FSDP's `device_id`."""
+        how the rank shows, whether it is FSDP's `device_id`, and the value used."""
         for call in file.calls:
             value = self._device_value(file, call)
             if value is None:
@@ -178,7 +191,7 @@ class DeviceFromGlobalRank(Rule):
                 # chain begins; a constructor's `device_id=` and an index inside a device string at the call
                 at = value if type(value) is ast.Name and type(call.func) is ast.Attribute \
                     and call.func.attr in ("to", "cuda") and value in call.args else call
-                yield at, how, fsdp
+                yield at, how, fsdp, value
 
     @staticmethod
     def _attribute_rank(file: FileModel, value: ast.expr) -> tuple[str, str]:
@@ -273,6 +286,22 @@ class DeviceFromGlobalRank(Rule):
                 return strings[0] if len(strings) == 1 else None
             return _string_index(device)
         return None
+
+
+def _device_binding(file: FileModel, value: ast.expr) -> ast.Assign | None:
+    """`device = rank` (the global rank) and then `.to(device)`: the one assignment, before the use in its
+    function, that makes the global rank the device, where the fix goes (`device = local_rank`). Readers
+    point there (lint heldout24 u044, u045: `device = rank` with rank = dist.get_rank(); heldout21 u045:
+    `device_id = rank`); lint said the first use, lines below. Not a name that says rank (`rank =
+    dist.get_rank()` is right as a rank: its use as a device is the mistake)."""
+    if type(value) is not ast.Name or "rank" in value.id.lower():
+        return None
+    func = file.function(value)
+    binds = [node for node in ast.walk(func or file.tree) if type(node) is ast.Assign and file.function(node) is func
+             and any(type(t) is ast.Name and t.id == value.id for t in node.targets)]
+    if len(binds) != 1 or binds[0].lineno >= value.lineno or rank_kind(file, binds[0].value)[0] != "global":
+        return None
+    return binds[0]
 
 
 def _same_block_before(file: FileModel, stmt: ast.stmt, around: set[int]) -> bool:

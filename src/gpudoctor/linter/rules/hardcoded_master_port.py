@@ -11,6 +11,8 @@ from gpudoctor.linter.rule import Hit, Rule
 # A launcher named in a command the file builds, and its port option given a literal.
 LAUNCHER = re.compile(r"\btorchrun\b|torch\.distributed\.(run|launch)\b")
 PORT_OPTION = re.compile(r"--master[_-]port(?:[= ](\d+))?$")
+# DeepSpeed's calls that start the process group (`deepspeed.init_distributed()`, `deepspeed.initialize(...)`).
+DEEPSPEED_STARTS = frozenset({"init_distributed", "initialize"})
 # A program run by SLURM or MPI across nodes: every node must use the same port.
 MULTI_NODE = ("SLURM_", "OMPI_COMM_WORLD", "PMI_RANK", "MPI.COMM_WORLD", ".Get_rank()", ".Get_size()")
 # ... unless MASTER_ADDR is this machine: then the job is one node (issue 41's sample: mpirun on one host).
@@ -59,13 +61,16 @@ class HardcodedMasterPort(Rule):
     whose `init_method` is a `file:` path beside `MASTER_PORT = '2568'`).
 
     Not a write in a module-level function that nothing in the file calls or
-    passes on, where the main block starts the process group itself: the program
-    runs without it, so its port reaches no process (lint heldout17: a `setup()`
-    whose call `#setup(0, 1)` is commented out, the main block calling
-    `init_process_group`). A snippet with no main block, a module whose group
-    starts in another of its functions (which other modules may call), or one
-    whose group starts only in that function (an excerpt cut before its call), is
-    still flagged.
+    passes on, where code the main block reaches starts the process group (the main
+    block itself, or a function it calls, directly or through others; `init_process_group`,
+    or DeepSpeed's `init_distributed()` / `initialize(...)`): the program runs without
+    that function, so its port reaches no process (lint heldout17: a `setup()` whose call
+    `#setup(0, 1)` is commented out, the main block calling `init_process_group`; lint
+    heldout24 u044, u045: an unused `setup()` beside `deepspeed.init_distributed()` in the
+    function the main block runs; h16 u051, lint heldout19 u054). A snippet with no main
+    block, a module whose group starts only in functions no main block reaches (which
+    other modules may call), or one whose group starts only in that function (an excerpt
+    cut before its call: lint dev6 r030), is still flagged.
     """
 
     id = "hardcoded-master-port"
@@ -234,8 +239,23 @@ def _never_run(file: FileModel, node: ast.AST) -> bool:
     func = file.function(node)
     if func is None or type(file.parent.get(func)) is not ast.Module or file.entry_sites(func):
         return False
-    return any(file.function(call) is None and file.under_main_guard(call)
-               for call in file.calls_to("init_process_group", TORCH))
+    starts = [call for call in file.calls if file.is_call_to(call, "init_process_group", TORCH)
+              or (terminal_name(call.func) in DEEPSPEED_STARTS and "deepspeed" in ast.unparse(call.func))]
+    return any(_reached_from_main(file, call) for call in starts)
+
+
+def _reached_from_main(file: FileModel, node: ast.AST, depth: int = 0) -> bool:
+    """`node` runs when the program does: under the main guard, or in a function that a call so reached
+    makes (the main block's `main()` calling `train()`, which starts the group: lint heldout24 u044,
+    u045, whose unused `setup()` writes MASTER_PORT while `deepspeed.init_distributed()` starts the group in
+    the function the main block runs; h16 u051's `setup_dist`, never called, beside `basic_worker`'s
+    own `init_process_group`)."""
+    func = file.function(node)
+    if func is None:
+        return file.under_main_guard(node)
+    if depth > 4:
+        return False
+    return any(_reached_from_main(file, site, depth + 1) for site in file.entry_sites(func))
 
 
 def _read_by_no_group(file: FileModel) -> bool:

@@ -28,8 +28,10 @@ class NcclNoSetDevice(Rule):
     pass `device_id=`. Not flagged when the file binds a device another way
     (`torch.cuda.device(...)`, `torch.accelerator.set_device_index`,
     `dist.barrier(device_ids=[rank])`, setting `CUDA_VISIBLE_DEVICES` per
-    process, or naming each rank's GPU wherever it puts a tensor:
-    `torch.device("cuda", rank)`, `f"cuda:{local_rank}"`), nor, when a folder is
+    process, a library object that sets it when it is made, a DeepSpeed engine
+    (`deepspeed.initialize(...)`: its constructor sets the current device to LOCAL_RANK)
+    or accelerate's `Accelerator()` / `PartialState()`, or naming each rank's GPU wherever
+    it puts a tensor: `torch.device("cuda", rank)`, `f"cuda:{local_rank}"`), nor, when a folder is
     linted, when a module of the same program does (the training script that
     imports this file's `setup()`, or a module this file imports).
 

@@ -53,7 +53,11 @@ class UndefinedName(Rule):
     its body: lint heldout22b u051), or module-level code above the file's imports (a
     piece pasted ahead of the program). An error where the line runs whenever its
     function does (or a rank test decides it: that rank raises); a warning where
-    another test decides it (`if args.weighted_loss:`), naming it.
+    another test decides it (`if args.weighted_loss:`), naming it, also one joined to a rank test
+    (`use_wandb = is_main and bool(cfg.wandb.get("enabled", False))`: lint heldout20 u059's `epoch`).
+    A name read only in annotations Python never evaluates (any annotation under `from __future__
+    import annotations`, a local variable's anywhere) is never looked up: not said (lint heldout24
+    u006, `def latent_to_audio(x: Tensor) -> Tensor:` with `Tensor` never imported).
 
     Two more shapes of a name nothing gives a value where it is read. A function that
     reads as a global a name no module-level statement binds (only another function's
@@ -129,6 +133,18 @@ class UndefinedName(Rule):
         if __name__ == "__main__":
             metric(1)
         ''',
+        '''
+        from __future__ import annotations
+        import torch
+
+        def train():
+            def latent_to_audio(x: Tensor) -> Tensor:  # annotations are never evaluated
+                return x * 2
+            return latent_to_audio(torch.zeros(1))
+
+        if __name__ == "__main__":
+            train()
+        ''',
     )
     INVALID = (
         '''
@@ -164,10 +180,12 @@ class UndefinedName(Rule):
         if not any(isinstance(n, IMPORTS) for n in ast.walk(file.tree)) or any(d in file.text for d in DYNAMIC):
             return
         reads: dict[str, list[ast.Name]] = {}
+        unevaluated = _unevaluated_annotations(file.tree)
         for node in ast.walk(file.tree):
-            if type(node) is ast.Name and type(node.ctx) is ast.Load:
+            if type(node) is ast.Name and type(node.ctx) is ast.Load and id(node) not in unevaluated:
                 reads.setdefault(node.id, []).append(node)
-        missing = unbound(file.tree) - set(file.assumed) - set(CONVENTIONAL) - PYTHON2 - {"self", "cls"}
+        # a name read only in annotations Python never evaluates is never looked up: no NameError
+        missing = (unbound(file.tree) & set(reads)) - set(file.assumed) - set(CONVENTIONAL) - PYTHON2 - {"self", "cls"}
         # a module left unimported (`wandb.init(...)`, `warnings.warn(...)`): name-not-imported's, or an
         # excerpt's dropped import line
         dests = _parser_dests(file)
@@ -251,6 +269,8 @@ class UndefinedName(Rule):
                 return None  # a function nothing here calls: not run by this program
             func = file.function(func)
         deciding = [t for t in tests if not is_rank_condition(file, t) and not self._main_guard(t)]
+        # a setting joined to a rank test decides too (`is_main and use_wandb`)
+        deciding += [f for f in (_flag_part(file, t) for t in tests if is_rank_condition(file, t)) if f is not None]
         handler = next((a for a in file.ancestors(read) if type(a) is ast.ExceptHandler), None)
         where = "NameError when this line runs"
         test: ast.expr | ast.ExceptHandler | None = deciding[0] if deciding else handler
@@ -545,6 +565,55 @@ class UndefinedName(Rule):
             return False
         return any(caller is not None and caller is not func and UndefinedName._spawn_reached(file, caller, depth + 1)
                    for caller in (file.function(call) for call, _ in file.call_sites.get(func, [])))
+
+
+def _unevaluated_annotations(tree: ast.Module) -> set[int]:
+    """The ids of the names in annotations Python never evaluates: every annotation under `from
+    __future__ import annotations` (PEP 563 keeps them as strings: lint heldout24 u006's `def
+    latent_to_audio(x: Tensor) -> Tensor:` with `Tensor` never imported runs), and a local variable's
+    anywhere (`loss: Tensor = ...` in a function body, PEP 526)."""
+    postponed = any(type(n) is ast.ImportFrom and n.module == "__future__"
+                    and any(a.name == "annotations" for a in n.names) for n in tree.body)
+    roots: list[ast.expr] = []
+
+    def visit(node: ast.AST, in_function: bool) -> None:
+        for child in ast.iter_child_nodes(node):
+            if type(child) is ast.AnnAssign and (postponed or in_function):
+                roots.append(child.annotation)
+            elif postponed and isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                a = child.args
+                roots.extend(arg.annotation for arg in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg)
+                             if arg is not None and arg.annotation is not None)
+                if child.returns is not None:
+                    roots.append(child.returns)
+            visit(child, isinstance(child, DEFS) or (in_function and type(child) is not ast.ClassDef))
+
+    visit(tree, False)
+    return {id(n) for root in roots for n in ast.walk(root) if type(n) is ast.Name}
+
+
+def _flag_part(file: FileModel, test: ast.expr, depth: int = 0) -> ast.expr | None:
+    """The part of a rank test that tests no rank: `is_main and use_wandb`, or `use_wandb` bound to
+    `is_main and bool(cfg.wandb.get("enabled", False))`, is true on rank 0 only where the flag is, and the
+    flag decides whether the line runs at all (lint heldout20 u059: `epoch` read, never bound, in the
+    wandb branch of rank 0's evaluation)."""
+    if depth > 3:
+        return None
+    if type(test) is ast.BoolOp and type(test.op) is ast.And:
+        for value in test.values:
+            if not is_rank_condition(file, value):
+                if any(isinstance(n, (ast.Name, ast.Attribute, ast.Call)) for n in ast.walk(value)):
+                    return value
+            else:
+                found = _flag_part(file, value, depth + 1)
+                if found is not None:
+                    return found
+        return None
+    if type(test) is ast.Name:
+        origins = file.origins(test)
+        if len(origins) == 1 and type(origins[0]) is ast.BoolOp:
+            return _flag_part(file, origins[0], depth + 1)
+    return None
 
 
 def _in_spawned(file: FileModel, func: ast.AST | None) -> bool:
