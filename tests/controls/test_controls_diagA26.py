@@ -101,3 +101,25 @@ class TestLogInconclusiveHandledLogged:
     def test_sibling_a_logged_exception_then_a_failure_that_ends_the_run_stays(self):
         text = CAUGHT + NEXT + "Traceback (most recent call last):\n  File \"/Users/admin/forex_ai_project/main.py\", line 12, in <module>\n    main()\nKeyError: 'BTCUSD'\n"
         assert head(text) is not None
+
+
+# a server's start after a traceback of an optional part (uvicorn's own lines, as vLLM's API server prints them; the
+# traceback's shape as Python prints one a program catches with traceback.print_exc())
+OPTIONAL = ("Traceback (most recent call last):\n"
+            '  File "/usr/local/lib/python3.10/dist-packages/vllm/model_executor/models/registry.py", line 300, in _try_load\n'
+            "    mod = importlib.import_module(module_name)\n"
+            "RuntimeError: operator torchvision::nms does not exist\n")
+SERVED = ("INFO:     Started server process [4127]\nINFO:     Waiting for application startup.\n"
+          "INFO:     Application startup complete.\nINFO:     Uvicorn running on http://0.0.0.0:8000 (Press CTRL+C to quit)\n")
+
+
+class TestLogInconclusiveHandledServerUp:
+    verdict = "log-inconclusive"
+
+    def test_control_a_traceback_then_the_server_up_is_not_the_runs_error(self):
+        text = OPTIONAL + SERVED
+        assert head(text) is None and answer(text).id == self.verdict
+
+    def test_sibling_a_traceback_then_the_startup_failing_stays_the_error(self):
+        text = OPTIONAL + "INFO:     Waiting for application startup.\nERROR:    Application startup failed. Exiting.\n"
+        assert head(text) is not None

@@ -25,8 +25,10 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Optional
 
-# The errors that say the process sees no GPU: a framework's own answer that lists one contradicts them
-DEVICE_NOT_SEEN = frozenset({"cuda-no-gpus-visible"})
+# The errors that say the process sees no GPU (CUDA found none, could not count or initialise them, a framework or NCCL
+# found none): a framework's own answer that lists one contradicts them
+DEVICE_NOT_SEEN = frozenset({"cuda-no-gpus-visible", "cuda-device-count-failed", "cuda-init-unknown-error", "cuda-init-warning-driver-too-old",
+                             "nccl-no-gpu", "tensorflow-gpu-not-visible", "program-found-no-gpu", "gpu-monitor-no-gpu"})
 # What shows that a run or a listing worked, in the finding's words
 WORKED_HOW = {
     "ended": "its run's own end is the output's last line",

@@ -30,6 +30,7 @@ from gpudoctor.knowledge.pattern import any_of
 from gpudoctor.knowledge.relays import SPAN as RELAY_SPAN
 from gpudoctor.knowledge.relays import Relayed, relay_in
 from gpudoctor.knowledge.remedy import Remedy, remedy_in
+from gpudoctor.knowledge.serving import READY
 
 KEEP = 16  # signs kept (the first ones); later ones are only counted
 LATEST = 4  # of those only counted, the latest kept apart (`Signs.latest`)
@@ -275,6 +276,7 @@ LOGGED_MESSAGE = 12  # characters of the exception's message the record must hol
 LOGGED_WENT_ON = 2
 # a stamped record's error level, in any logger's format ("[2025-07-16 15:24:47] ERROR main: ...", "... - ERROR - ...")
 RECORD_ERROR = re.compile(r"(?<![\w-])(?:ERROR|CRITICAL|FATAL)(?![\w-])")
+INFO_AT = re.compile(r"(?:INFO|DEBUG):")  # a logger's record at INFO or DEBUG level ("INFO:     Started server process [4127]")
 LOGGED_AROUND = 3  # lines of a message over several lines, between the record and the header, or after the exception line
 HANDLED = "<handled>"  # the claim on a sign of an exception a fallback warning caught
 DDP_CONSTRUCTOR = {"__init__", "_sync_module_states", "_sync_params_and_buffers", "_verify_param_shape_across_processes", "_ddp_init_helper"}
@@ -929,7 +931,7 @@ def handled_after(head: LogLine, raw: str, after: list[str]) -> bool:
     """A traceback's exception the program caught, by what the log shows: no failure after the exception line from any
     process (another exception or traceback, a line that reports an error: a launcher's, a signal's), and either the
     program went on (WENT_ON_LINES lines of its own progress: the same rank's, or unprefixed ones where the traceback's
-    are) or a logger wrote the traceback at error level (its header carries the level: `ERROR :     Traceback ...`, a
+    are; or a server's line that it is up and waits for requests, knowledge/serving.py READY) or a logger wrote the traceback at error level (its header carries the level: `ERROR :     Traceback ...`, a
     program's `log(ERROR, traceback.format_exc())`, which caught it). Python prints an exception that ends the process
     with a bare header, and the process prints nothing after it; another rank's progress (its own prefix) is no sign."""
     progress = 0
@@ -938,11 +940,13 @@ def handled_after(head: LogLine, raw: str, after: list[str]) -> bool:
             text = seg.text
             if not text:
                 continue
-            if TRACEBACK in text or EXCEPTION_LINE.match(text) and ":" in text or speaks_of_error(text):
-                return False
+            if TRACEBACK in text or EXCEPTION_LINE.match(text) and ":" in text and not INFO_AT.match(text) or speaks_of_error(text):
+                return False  # (a logger's "INFO:     ..." record is no exception's line)
             own = seg.rank == head.rank if head.rank is not None else seg.rank is None
             if own and WENT_ON.search(text):
                 progress += 1
+            elif own and READY.search(text):
+                progress += WENT_ON_LINES  # a server that started after it, and is up (knowledge/serving.py): it went on
     at = raw.find(TRACEBACK)
     logged = at > 0 and (LOGGED_AT.search(raw[:at]) is not None or error_level(raw[:at]) is not None)
     return progress >= WENT_ON_LINES or logged

@@ -1199,7 +1199,7 @@ class Diagnosis:
     def not_shown(self, seen: Seen) -> Optional[Worked]:
         """What in the output shows a run that worked, when `seen` is an error that stands only on the reporter's words (its
         every line is the thread's title or a person's sentence) and the output shows no failure of its own (no error the
-        rules read there, no line logged at error level): the words' error is not this output's (knowledge/paste_parts.py);
+        rules read there, no line logged at error level or that speaks of an error): the words' error is not this output's (knowledge/paste_parts.py);
         None otherwise."""
         if not self.worked or seen.first.source or seen.pattern.severity is not Severity.ERROR:
             return None
@@ -1210,8 +1210,8 @@ class Diagnosis:
             lines = {hit.line for hit in (other.first, *other.samples, other.latest) if hit is not None}
             if other.pattern.severity is Severity.ERROR and (other.first.source or other.count > len(lines) or not self.paste.words_only(lines)):
                 return None  # the output shows a failure of its own
-        if any(line not in self.paste.words for line, _ in self.error_lines):
-            return None
+        if any(line not in self.paste.words for line, _ in (*self.error_lines, *self.mention_lines)):
+            return None  # (a line of the output logged at error level, or that speaks of an error no rule reads)
         return contradicting(self.worked, seen.pattern.id)
 
     def killall_status(self, seen: Seen) -> Optional[dict]:

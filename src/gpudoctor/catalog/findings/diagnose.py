@@ -96,8 +96,10 @@ called healthy either; what would show the failure is said (the failing run's ow
         "SUCCEEDED), a stage's or a test's; and other lines end on a failure word no rule reads, as a status does: a script's or a "
         "harness's status for a step, a program's own message, an error logged and maybe survived. Whether one of them failed the "
         "job is what the end does not say, so the run is not called healthy; the lines are the lead.",
-        "handled": "The program caught this exception: a logger wrote its traceback (a program's own `log(ERROR, traceback.format_exc())`), "
-        "or the same process went on after it (its steps, epochs or rounds counted on, a fallback, its end), and nothing after it "
+        "handled": "The program caught this exception: a logger wrote its traceback (a program's own `log(ERROR, traceback.format_exc())`, "
+        "or a logger's error record that quotes its message right before it, `logger.exception(f\"...: {{e}}\")`, with the logger's records going on "
+        "after it: the next item processed), or the same process went on after it (its steps, epochs or rounds counted on, a fallback, "
+        "a server that came up and waits for requests, its end), and nothing after it "
         "reports a failure. Python prints an exception that ends a process with a bare traceback, and the process prints nothing "
         "after it; a caught one ends the run only if the program then gives up, and what it did without the thing that failed (a "
         "backend, a file, a step it skipped) is what may matter. The log does not show either: it is not named an error of the "
