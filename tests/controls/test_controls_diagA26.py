@@ -58,6 +58,13 @@ class TestLogInconclusiveNotShown:
         assert not healthy(text) and found.id == self.verdict and "journalctl -k" in found.fix
         assert found.evidence["reported"].startswith("line 3, the thread's title") and "Avg bus bandwidth" in found.evidence["output"]
 
+    def test_control_a_whole_log_has_no_reporters_words(self):
+        """A log committed to a repository (only the corpus' "# source:" line, no thread's header or byline): its lines are
+        all output, a comment line in it is no title, and its completed run is healthy."""
+        text = ("# source: https://github.com/NVIDIA/nccl-tests/blob/0000000/logs/run.log\n"
+                "# System hangs running nccl-tests, with 2 2080ti and NVlink bridge.\n" + NCCL_RUN.removeprefix("```\n"))
+        assert healthy(text)
+
     def test_sibling_the_same_run_without_the_words_is_healthy(self):
         assert healthy(FRAME + "# nccl-tests results on 2 2080ti with NVlink bridge\n\n" + NCCL_RUN)
 
