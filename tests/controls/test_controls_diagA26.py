@@ -58,6 +58,13 @@ class TestLogInconclusiveNotShown:
         assert not healthy(text) and found.id == self.verdict and "journalctl -k" in found.fix
         assert found.evidence["reported"].startswith("line 3, the thread's title") and "Avg bus bandwidth" in found.evidence["output"]
 
+    def test_control_a_hang_in_the_title_beside_a_completed_run_and_more_output_is_not_healthy(self):
+        # (nccl-tests#44's run, then the topology the reporter pasted under it: the end is not the output's last line)
+        text = (FRAME + "# System hangs running nccl-tests, with 2 2080ti and NVlink bridge.\n\n" + NCCL_RUN + "```\n```\n"
+                "        GPU0    GPU1    CPU Affinity\nGPU0     X      NV2     0-23\nGPU1    NV2      X      0-23\n```\n")
+        found = answer(text)
+        assert not healthy(text) and found.id == self.verdict and "journalctl -k" in found.fix
+
     def test_control_a_whole_log_has_no_reporters_words(self):
         """A log committed to a repository (only the corpus' "# source:" line, no thread's header or byline): its lines are
         all output, a comment line in it is no title, and its completed run is healthy."""

@@ -32,6 +32,7 @@ DEVICE_NOT_SEEN = frozenset({"cuda-no-gpus-visible", "cuda-device-count-failed",
 # What shows that a run or a listing worked, in the finding's words
 WORKED_HOW = {
     "ended": "its run's own end is the output's last line",
+    "completed": "the output shows its run's own end",
     "p2p": "a pasted P2P test shows peer copies flowing",
     "gpu-seen": "the framework's own answer lists a GPU",
 }
@@ -93,6 +94,12 @@ class PasteParts:
         if gpu_answer is not None and gpu_answer[2] and gpu_answer[0] not in self.words:
             out.append(Worked("gpu-seen", gpu_answer[0], gpu_answer[1]))
         return tuple(out)
+
+    def completed(self, ended: tuple[int, str]) -> Optional[Worked]:
+        """The run's own end (line, text) where the output shows it (not a line of the words), wherever it stands in the
+        output: beside words that report a failure, the paste is not called healthy on it."""
+        line, text = ended
+        return Worked("completed", line, text[:200]) if self.words and text and line not in self.words else None
 
 
 def contradicting(worked: Iterable[Worked], finding_id: str) -> Optional[Worked]:

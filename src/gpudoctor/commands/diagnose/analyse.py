@@ -249,7 +249,7 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         return LOG_INCONCLUSIVE(case="ended-but", evidence={"lines": d.lines, "ended": ended, "lines that speak of an error": said},
                                 lines=d.lines, count=len(spoken), first=min(n for n, _ in spoken))
     words = reported_failure(d) if ended and not folder else None
-    completed = next((w for w in d.worked if w.how == "ended"), None)
+    completed = d.paste.completed((d.ended_line, ended))
     if words is not None and completed is not None:
         # the reporter's words report a failure, and the output's run completed: not shown, and not healthy either
         return not_shown(d, words, completed)
