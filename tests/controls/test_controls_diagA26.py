@@ -65,6 +65,17 @@ class TestLogInconclusiveNotShown:
         found = answer(text)
         assert not healthy(text) and found.id == self.verdict and "journalctl -k" in found.fix
 
+    def test_control_a_sentence_that_the_run_fails_beside_a_completed_run_is_not_healthy(self):
+        text = (FRAME + "# nccl-tests on 2 2080ti with NVlink bridge\n\nAlexWang1900 · description · 2020-03-01\n"
+                "When I use the NVlink bridge my training crashes after a few minutes. Here is the nccl-tests run:\n" + NCCL_RUN)
+        found = answer(text)
+        assert not healthy(text) and found.id == self.verdict and found.evidence["reported"].startswith("line 6, a sentence")
+
+    def test_sibling_a_sentence_that_it_no_longer_fails_beside_a_completed_run_is_healthy(self):
+        text = (FRAME + "# nccl-tests on 2 2080ti with NVlink bridge\n\nAlexWang1900 · description · 2020-03-01\n"
+                "It does not crash anymore since I set NCCL_P2P_DISABLE=1. Here is the nccl-tests run:\n" + NCCL_RUN)
+        assert healthy(text)
+
     def test_control_a_whole_log_has_no_reporters_words(self):
         """A log committed to a repository (only the corpus' "# source:" line, no thread's header or byline): its lines are
         all output, a comment line in it is no title, and its completed run is healthy."""

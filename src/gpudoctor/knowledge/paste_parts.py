@@ -21,9 +21,12 @@ What the verdict does with it is decided in one place (knowledge/story.py `not_s
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Optional
+
+from gpudoctor.knowledge.said_hang import said_of_run
 
 # The errors that say the process sees no GPU (CUDA found none, could not count or initialise them, a framework or NCCL
 # found none): a framework's own answer that lists one contradicts them
@@ -36,6 +39,17 @@ WORKED_HOW = {
     "p2p": "a pasted P2P test shows peer copies flowing",
     "gpu-seen": "the framework's own answer lists a GPU",
 }
+# A person's words that the run fails now, in its common phrasings ("the training crashes after two epochs", "it fails with
+# 8 GPUs", "I get an error when ...", "it doesn't work on the 5090"), read clause by clause as a hang sentence is
+# (knowledge/said_hang.py `said_of_run`: not negated, supposed, asked or resolved)
+FAILS_NOW = re.compile(
+    r"\b(?:crash(?:es|ed|ing)?|fails?|failed|failing|segfaults?|errors? out|(?:throws?|threw|raises?|gives?|gave|returns?) an? (?:error|exception)"
+    r"|(?:get|gets|got|getting|see|saw|receive[sd]?|hit|hitting|encounter(?:ed)?) (?:an? |the |this |that |these |following )?(?:errors?|exceptions?|segfault)"
+    r"|gets? killed|was killed|runs? out of memory|ran out of memory"
+    r"|(?:does not|doesn't|did not|didn't|won't|will not|cannot|can't) (?:work|start|run|finish|complete|train)|stops? (?:working|responding))\b",
+    re.IGNORECASE,
+)
+SENTENCES = 200  # the reporter's sentences kept (a thread's words are short)
 WORDS_PLACE = {"title": "the thread's title", "sentence": "a sentence of the reporter's"}
 
 
@@ -73,6 +87,7 @@ class PasteParts:
     words: frozenset[int] = frozenset()
     title: Optional[tuple[int, str]] = None
     last_output: int = 0
+    sentences: tuple[tuple[int, str], ...] = ()  # the first SENTENCES lines of the words but the title, with their text
 
     def words_only(self, lines: Iterable[int]) -> bool:
         """Every one of these lines is the reporter's words (none of them is the output's)."""
@@ -112,8 +127,8 @@ def failure_said(parts: PasteParts, title_fails: bool, hang: Optional[tuple[int,
                  reports: Iterable[tuple[int, str, str]]) -> Optional[Said]:
     """The first of the reporter's words that report a failure: a sentence or the title that says the run hangs
     (knowledge/said_hang.py), an error the title or a sentence quotes (knowledge/reported.py: (line, place, text)), the
-    title's own words for a failure (knowledge/title_said.py `title_reports_failure`); None when none does, or outside a
-    thread's words."""
+    title's own words for a failure (knowledge/title_said.py `title_reports_failure`), a sentence that says the run fails
+    now (FAILS_NOW); None when none does, or outside a thread's words."""
     if hang is not None and hang[0] in parts.words:
         return Said("title" if parts.title is not None and parts.title[0] == hang[0] else "sentence", hang[0], hang[1], hang=True)
     for line, place, text in reports:
@@ -121,4 +136,4 @@ def failure_said(parts: PasteParts, title_fails: bool, hang: Optional[tuple[int,
             return Said(place, line, text)
     if title_fails and parts.title is not None:
         return Said("title", *parts.title)
-    return None
+    return next((Said("sentence", line, said) for line, text in parts.sentences if (said := said_of_run(text, FAILS_NOW)) is not None), None)

@@ -30,7 +30,7 @@ import re
 from dataclasses import dataclass, replace
 
 from gpudoctor.knowledge.mentions import PERSON, PROSE, SUPPOSED, clause_before
-from gpudoctor.knowledge.paste_parts import PasteParts
+from gpudoctor.knowledge.paste_parts import SENTENCES, PasteParts
 from gpudoctor.knowledge.reruns import WholeLines
 from gpudoctor.knowledge.said_hang import POST
 from gpudoctor.knowledge.title_said import TITLE, TITLE_LINES
@@ -201,6 +201,7 @@ class Reported(WholeLines):
         self.words: set[int] = set()
         self.title: tuple[int, str] | None = None
         self.last_own = 0
+        self.sentences: list[tuple[int, str]] = []
 
     def read(self, block: bytes, begin: int, end: int) -> None:
         at = begin
@@ -216,6 +217,8 @@ class Reported(WholeLines):
                         self.last_own = self.lines
                 elif self.thread and text.strip() and not (FENCE.match(text) or POST.match(text) or HEADER.match(text)):
                     self.words.add(self.lines)
+                    if len(self.sentences) < SENTENCES and (self.title is None or self.title[0] != self.lines):
+                        self.sentences.append((self.lines, text.strip()[:PERSON_LINE]))
             else:
                 self.last_own = self.lines  # (a line this long is a program's)
             at = nl + 1
@@ -232,7 +235,7 @@ class Reported(WholeLines):
         """The paste's parts as read: none outside a thread's frame; no output's end where the input goes on past LINES."""
         if not self.thread:
             return PasteParts()
-        return PasteParts(frozenset(self.words), self.title, self.last_own if self.lines <= LINES else 0)
+        return PasteParts(frozenset(self.words), self.title, self.last_own if self.lines <= LINES else 0, tuple(self.sentences))
 
     def line(self, number: int, text: str) -> bool:
         """Reads a line; whether it may be the log's own (not the thread's frame, not a person's sentence)."""
