@@ -123,6 +123,13 @@ class TestLogInconclusiveHandledLogged:
     def test_sibling_a_logged_exception_that_ends_the_log_stays_the_error(self):
         assert head(CAUGHT) is not None
 
+    def test_sibling_a_logged_exception_then_another_loggers_records_stays_the_error(self):
+        # torch elastic's agent, after the script's process died (its own logger: no sign the script went on)
+        agent = ("[2024-03-04 10:12:31,123] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 2417 closing signal SIGTERM\n"
+                 "[2024-03-04 10:12:31,124] torch.distributed.elastic.multiprocessing.api: [WARNING] Sending process 2418 closing signal SIGTERM\n")
+        found = head(CAUGHT + agent)
+        assert found is not None and "ValueError" in found.title + str(found.evidence)
+
     def test_sibling_a_logged_exception_then_a_failure_that_ends_the_run_stays(self):
         text = CAUGHT + NEXT + "Traceback (most recent call last):\n  File \"/Users/admin/forex_ai_project/main.py\", line 12, in <module>\n    main()\nKeyError: 'BTCUSD'\n"
         assert head(text) is not None

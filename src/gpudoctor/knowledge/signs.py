@@ -276,6 +276,8 @@ LOGGED_MESSAGE = 12  # characters of the exception's message the record must hol
 LOGGED_WENT_ON = 2
 # a stamped record's error level, in any logger's format ("[2025-07-16 15:24:47] ERROR main: ...", "... - ERROR - ...")
 RECORD_ERROR = re.compile(r"(?<![\w-])(?:ERROR|CRITICAL|FATAL)(?![\w-])")
+RECORD_LEVEL = re.compile(r"(?<![\w-])(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)(?![\w-])")
+NO_DIGITS = str.maketrans("", "", "0123456789")
 INFO_AT = re.compile(r"(?:INFO|DEBUG):")  # a logger's record at INFO or DEBUG level ("INFO:     Started server process [4127]")
 LOGGED_AROUND = 3  # lines of a message over several lines, between the record and the header, or after the exception line
 HANDLED = "<handled>"  # the claim on a sign of an exception a fallback warning caught
@@ -805,8 +807,10 @@ class Signs:
         before its header), and the same logger's records go on after its exception line at no error level
         (LOGGED_MESSAGE's why)."""
         said = message.strip()[:LOGGED_MESSAGE * 4]
-        if len(said) < LOGGED_MESSAGE or not any(said in raw and time_of(raw) and RECORD_ERROR.search(raw, 0, 120) for raw in self.before):
+        logged = next((raw for raw in self.before if said in raw and time_of(raw) and RECORD_ERROR.search(raw, 0, 120)), None)
+        if len(said) < LOGGED_MESSAGE or logged is None:
             return False
+        shape = record_shape(logged)
         records = unstamped = 0
         for nxt in after:
             for seg in segments(nxt):
@@ -819,8 +823,8 @@ class Signs:
                     if records or unstamped > LOGGED_AROUND:
                         return False
                     continue
-                if speaks_of_error(seg.text):
-                    return False
+                if speaks_of_error(seg.text) or record_shape(nxt) != shape:
+                    return False  # (another logger's record: a launcher's after its child died is no sign the job went on)
                 records += 1
                 if records >= LOGGED_WENT_ON:
                     return True
@@ -925,6 +929,16 @@ def notice_stack_lines(after: list[str]) -> int:
             break
         n += 1
     return n
+
+
+def record_shape(raw: str) -> str:
+    """A logger's record's shape: what stands before its level word, digits left out, and the word after the level (the
+    logger's name): "[2025-07-16 15:24:47] ERROR main: ..." and "[2025-07-16 15:24:50] INFO main: ..." are one logger's."""
+    m = RECORD_LEVEL.search(raw, 0, 120)
+    if m is None:
+        return ""
+    name = raw[m.end():m.end() + 60].split(None, 1)
+    return raw[:m.start()].translate(NO_DIGITS) + "|" + (name[0] if name else "")
 
 
 def handled_after(head: LogLine, raw: str, after: list[str]) -> bool:
