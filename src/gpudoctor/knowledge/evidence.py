@@ -680,9 +680,14 @@ def evidence_in(text: str) -> tuple[str, str] | None:
     kind = next((r.kind for r in RULES if m.group(r.kind) is not None), None)
     if kind == "fatallevel" and only_the_level(m.group(kind), text[m.end(kind):]):
         return None
+    if kind == "clierror" and INFO_RECORD.search(text, 0, m.start(kind)) is not None:
+        return None  # a record its logger wrote at INFO or DEBUG level: a summary of an error the program caught, not its stop
     return (kind, m.group(kind)) if kind else None
 
 
+# A logger's INFO or DEBUG level before a program's "Error:" words ("[2025-07-16 15:26:52] INFO main: USDJPY: Error: could not
+# convert string to float: 'markup'", a run's summary of the items that failed, Bigthugboy/forex_ai_project's logs/main.log)
+INFO_RECORD = re.compile(r"(?<![\w-])(?:INFO|DEBUG)(?![\w-])")
 # A logger's fatal level in its word (Python's logging "CRITICAL:__main__:", "- CRITICAL -", logfmt's level=fatal), which
 # a program may log at for any message: glog's F letter aborts the process, and "FATAL ERROR:" and a daemon's "fatal:"
 # are words a program says, not a level it chose.

@@ -114,7 +114,9 @@ CPU_BUILD = re.compile(rb"\b\d+\.\d+(?:\.\d+)?\+cpu\b")
 # "GPU available: False"; TensorFlow's "tf.test.is_gpu_available()" and its guide's "Num GPUs Available:  0"
 CUDA_ANSWER = re.compile(
     rb"\b(?:cuda(?:\.is_available\(\)|\s+(?:is\s+)?available)|is_gpu_available\(\)|GPU available)\s*[:=?]?\s*(?:->\s*)?(?:(?:returns?|returned|returning|gives|gave|is|prints?|shows?)\s+)?(?:Out\[\d+\]:\s*)?(True|False)\b"
-    rb"|\bNum GPUs Available:?\s*(\d+)\b",
+    rb"|\bNum GPUs Available:?\s*(\d+)\b"
+    # TensorFlow's tf.config.list_physical_devices('GPU') printed: a GPU it lists (microsoft/WSL#9272)
+    rb"|\bPhysicalDevice\(name='/physical_device:(GPU):\d+'",
     re.IGNORECASE,
 )
 # The log shows a GPU: nvidia-smi's header, a CUDA version, a GPU's name, a count of GPUs, a GPU machine
@@ -165,7 +167,7 @@ GATES: tuple[tuple[re.Pattern[bytes], tuple[bytes, ...]], ...] = (
     (FALLBACK, (b"back to CPU", b"back to cpu", b"using CPU", b"using cpu")),
     (LAYERS, (b"layers to GPU", b"layers.offload")),
     (CPU_BUILD, (b"+cpu",)),
-    (CUDA_ANSWER, (b"vailable", b"VAILABLE")),
+    (CUDA_ANSWER, (b"vailable", b"VAILABLE", b"physical_device:GPU")),
     (SHOWN, (b"NVIDIA-SMI", b"ersion", b"Tesla", b"GeForce", b"Quadro", b"TITAN", b"Titan", b"RTX", b"GTX", b"A100", b"H100", b"V100", b"P100", b"H200",
              b"A2000", b"A4000", b"A5000", b"A6000", b"A10", b"A40", b"L40", b"L4", b"T4", b"K80", b"GPUs", b"gpus", b"GPU ", b"gpu ",
              b"Found device", b"Radeon", b"gfx", b"Instinct", b"devices")),
@@ -275,7 +277,7 @@ class GpusUnused(HeadLines):
             if self.build is None:
                 self.build = (*where(m), m.group(0).decode("ascii"))
         for m in each(CUDA_ANSWER):
-            self.answer = (*where(m), m.group(1).lower() == b"true" if m.group(1) else m.group(2) != b"0")
+            self.answer = (*where(m), m.group(1).lower() == b"true" if m.group(1) else m.group(3) is not None or m.group(2) != b"0")
         self.shown = self.shown or first(SHOWN)
         self.cuda_asked = self.cuda_asked or first(CUDA_ASKED)
         self.said_cpu = self.said_cpu or first(SAID_CPU)

@@ -30,6 +30,7 @@ import re
 from dataclasses import dataclass, replace
 
 from gpudoctor.knowledge.mentions import PERSON, PROSE, SUPPOSED, clause_before
+from gpudoctor.knowledge.paste_parts import SENTENCES, PasteParts
 from gpudoctor.knowledge.reruns import WholeLines
 from gpudoctor.knowledge.said_hang import POST
 from gpudoctor.knowledge.title_said import TITLE, TITLE_LINES
@@ -40,6 +41,7 @@ SHOWN = 60  # characters of a report's words another line must hold to show them
 PERSON_LINE = 600  # characters: a longer line is a program's
 # the thread's own frame: the corpus' source line, the repository's line, its labels (a post's byline: said_hang.POST); a code fence
 HEADER = re.compile(r"^(?:# source: |\S+/\S+ \xb7 (?:issue|pull request|discussion) #|labels: )")
+THREAD = re.compile(r"^\S+/\S+ \xb7 (?:issue|pull request|discussion) #")  # a thread's own header (a whole log has only "# source:")
 FENCE = re.compile(r"^\s*(?:```|~~~)")
 # a quoted span: backticks, double quotes, typographic quotes (single quotes stand in a sentence's words and in messages' own names)
 SPAN = re.compile(r"`([^`\n]{6,}?)`|\"([^\"\n]{6,}?)\"|\u201c([^\u201d\n]{6,}?)\u201d")
@@ -193,6 +195,13 @@ class Reported(WholeLines):
         self.framed = False  # a thread's header line was read (its repository's line)
         self.titled = False
         self.texts: list[tuple[int, str]] = []  # the lines read, for where a report's words stand again (`end`)
+        # the paste's parts (knowledge/paste_parts.py): a thread's own frame was read (its header, a post's byline), the lines
+        # of the reporter's words in it (the title, people's sentences), the title, and the output's last non-blank line
+        self.thread = False
+        self.words: set[int] = set()
+        self.title: tuple[int, str] | None = None
+        self.last_own = 0
+        self.sentences: list[tuple[int, str]] = []
 
     def read(self, block: bytes, begin: int, end: int) -> None:
         at = begin
@@ -204,6 +213,14 @@ class Reported(WholeLines):
                 text = block[at:nl].decode("utf-8", "replace").rstrip("\r")
                 if self.line(self.lines, text):
                     self.texts.append((self.lines, text))
+                    if text.strip():
+                        self.last_own = self.lines
+                elif self.thread and text.strip() and not (FENCE.match(text) or POST.match(text) or HEADER.match(text)):
+                    self.words.add(self.lines)
+                    if len(self.sentences) < SENTENCES and (self.title is None or self.title[0] != self.lines):
+                        self.sentences.append((self.lines, text.strip()[:PERSON_LINE]))
+            else:
+                self.last_own = self.lines  # (a line this long is a program's)
             at = nl + 1
         if at < end:
             self.lines += block.count(b"\n", at, end)
@@ -214,6 +231,12 @@ class Reported(WholeLines):
         self.reports = [replace(r, shown=next((n for n, text in self.texts if words_of(r.text) in text), 0)) for r in self.reports]
         self.texts = []
 
+    def parts(self) -> PasteParts:
+        """The paste's parts as read: none outside a thread's frame; no output's end where the input goes on past LINES."""
+        if not self.thread:
+            return PasteParts()
+        return PasteParts(frozenset(self.words), self.title, self.last_own if self.lines <= LINES else 0, tuple(self.sentences))
+
     def line(self, number: int, text: str) -> bool:
         """Reads a line; whether it may be the log's own (not the thread's frame, not a person's sentence)."""
         if FENCE.match(text):
@@ -223,9 +246,11 @@ class Reported(WholeLines):
             return True
         if POST.match(text) or HEADER.match(text):
             self.framed = self.framed or HEADER.match(text) is not None  # a thread's frame: its title follows
+            self.thread = self.thread or POST.match(text) is not None or THREAD.match(text) is not None
             return False
         if self.framed and not self.titled and number <= TITLE_LINES and TITLE.match(text):
             self.titled = True
+            self.title = (number, text.strip()[:300])
             found, place = title_reports(text), "title"
         else:
             found, place = sentence_reports(text, self.framed), "sentence"

@@ -104,12 +104,18 @@ LONGEST = 4000  # bytes: a longer line is neither a sentence nor a line that sho
 def says_it_hangs(text: str) -> Optional[str]:
     """The line (its first 300 characters), when it is a person's that says the run hangs now, else None (see the module's
     why): every hang word on it is read in its own clause, the first that says it decides."""
+    return said_of_run(text, HANG)
+
+
+def said_of_run(text: str, words: re.Pattern[str]) -> Optional[str]:
+    """`says_it_hangs` for other words of what the run does now (`words`: knowledge/paste_parts.py's failure words): the
+    line, when a person's clause says it of the run, not negated, supposed, asked or resolved."""
     line = text.strip()
     if not line or len(line) > PERSON_LINE or PROGRAM.search(line) or RESOLVED.search(line):
         return None
     if not (TITLE.match(line) or PROSE.search(line) or PERSON.search(line) or re.search(r"[.!:,]\s|\w[.!:]\s*$", line)):
         return None  # a person's sentence: a subject, a title, or punctuation as sentences have
-    for m in HANG.finditer(line):
+    for m in words.finditer(line):
         if m.group(0)[0].isupper() and line[:m.start()].strip(" #*>") and line[:m.start()].rstrip()[-1:] not in ".!?:":
             continue  # a capital inside a sentence: a name ("Ho Sin Hang Engineering Building")
         start = max(line.rfind(".", 0, m.start()), line.rfind("?", 0, m.start()), line.rfind("!", 0, m.start())) + 1

@@ -30,6 +30,7 @@ from gpudoctor.knowledge.pattern import any_of
 from gpudoctor.knowledge.relays import SPAN as RELAY_SPAN
 from gpudoctor.knowledge.relays import Relayed, relay_in
 from gpudoctor.knowledge.remedy import Remedy, remedy_in
+from gpudoctor.knowledge.serving import READY
 
 KEEP = 16  # signs kept (the first ones); later ones are only counted
 LATEST = 4  # of those only counted, the latest kept apart (`Signs.latest`)
@@ -264,6 +265,21 @@ WENT_ON = re.compile(
 WENT_ON_LINES = 2
 # A logger's error level just before a traceback's header on its line ("ERROR :     Traceback ...", flwr's format)
 LOGGED_AT = re.compile(r"(?<![\w-])(?:ERROR|CRITICAL|FATAL)\s*[:\]|-]?\s*$")
+# A logger's error record right before a traceback that holds the exception's message ("[2025-07-16 15:24:47] ERROR main:
+# Error analyzing USDJPY: could not convert string to float: 'markup'", then the traceback ending in that ValueError:
+# Python's logger.exception(f"...: {e}") inside an `except` block, Bigthugboy/forex_ai_project's logs/main.log, heldout25w):
+# the program caught it. It went on where the same logger's records follow the exception line, at no error level
+# (LOGGED_WENT_ON of them: the next item processed); a record of the message only, then the log's end or a failure, stays
+# the run's end. The message must stand in the record: a wrapper's empty "[ERROR] - " record before its traceback logs and
+# re-raises (lightning-hydra-template's task wrapper, "Closing loggers..." next).
+LOGGED_MESSAGE = 12  # characters of the exception's message the record must hold
+LOGGED_WENT_ON = 2
+# a stamped record's error level, in any logger's format ("[2025-07-16 15:24:47] ERROR main: ...", "... - ERROR - ...")
+RECORD_ERROR = re.compile(r"(?<![\w-])(?:ERROR|CRITICAL|FATAL)(?![\w-])")
+RECORD_LEVEL = re.compile(r"(?<![\w-])(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|DEBUG)(?![\w-])")
+NO_DIGITS = str.maketrans("", "", "0123456789")
+INFO_AT = re.compile(r"(?:INFO|DEBUG):")  # a logger's record at INFO or DEBUG level ("INFO:     Started server process [4127]")
+LOGGED_AROUND = 3  # lines of a message over several lines, between the record and the header, or after the exception line
 HANDLED = "<handled>"  # the claim on a sign of an exception a fallback warning caught
 DDP_CONSTRUCTOR = {"__init__", "_sync_module_states", "_sync_params_and_buffers", "_verify_param_shape_across_processes", "_ddp_init_helper"}
 TIME = re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)|\b[IWEF](\d{4} \d\d:\d\d:\d\d)|^\[?(\d\d:\d\d:\d\d)")
@@ -444,6 +460,7 @@ class Signs:
         # (line, text, class) of those tracebacks' exception lines (handled_after), for the undecided answer to name
         self.went_on: list[tuple[int, str, str]] = []
         self.relays: dict[tuple[str, Optional[int]], Relayed] = {}  # (source, rank) -> the last relay's line read
+        self.before: list[str] = []  # the lines right before a traceback's header being read (a logger's record of it: LOGGED_MESSAGE)
 
     def claim(self, msg: LogLine, line: int, pattern_id: str) -> None:
         """A pattern explains this line: it is no sign of an unknown failure (nor is the
@@ -458,8 +475,10 @@ class Signs:
                     if t is head or t.block is head:
                         t.claimed = t.claimed or pattern_id
 
-    def see(self, msg: LogLine, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]]) -> None:
+    def see(self, msg: LogLine, raw: str, line: int, source: str, following: Optional[Callable[[int], list[str]]],
+            preceding: Optional[Callable[[int], list[str]]] = None) -> None:
         text = msg.text
+        self.before = preceding(LOGGED_AROUND) if preceding is not None and "Traceback" in text else []
         self.note_relay(text, msg.rank, line, source)
         if text.startswith("Exception ignored in"):
             self.ignored_at[msg.rank] = line
@@ -730,7 +749,7 @@ class Signs:
                         sign.cause = previous.what
                 if chained or wrapper(cls, message, frames):
                     sign.cause = "<next>"  # a worker's exception re-raised: the worker's own traceback follows
-                elif handled_after(head, raw, after[i + 1 :]):
+                elif handled_after(head, raw, after[i + 1 :]) or self.logged_went_on(head, message, after[i + 1 :]):
                     sign.claimed = sign.claimed or HANDLED  # caught: the program logged it, or went on (WENT_ON)
                     self.went_on_span[head.rank] = (line, line + 1 + i)
                     if len(self.went_on) < KEEP:
@@ -782,6 +801,34 @@ class Signs:
     @staticmethod
     def chained_cause(lines: list[str]) -> bool:
         return any(marker in seg.text for raw in lines for seg in segments(raw) for marker in CHAINED)
+
+    def logged_went_on(self, head: LogLine, message: str, after: list[str]) -> bool:
+        """The traceback being read follows a logger's error record that holds its exception's message (in the lines right
+        before its header), and the same logger's records go on after its exception line at no error level
+        (LOGGED_MESSAGE's why)."""
+        said = message.strip()[:LOGGED_MESSAGE * 4]
+        logged = next((raw for raw in self.before if said in raw and time_of(raw) and RECORD_ERROR.search(raw, 0, 120)), None)
+        if len(said) < LOGGED_MESSAGE or logged is None:
+            return False
+        shape = record_shape(logged)
+        records = unstamped = 0
+        for nxt in after:
+            for seg in segments(nxt):
+                if not seg.text or head.rank is not None and seg.rank is not None and seg.rank != head.rank:
+                    continue
+                if TRACEBACK in seg.text or RECORD_ERROR.search(nxt, 0, 120) or error_level(nxt) is not None or EXCEPTION_LINE.match(seg.text):
+                    return False  # a failure reported after it
+                if not time_of(nxt):
+                    unstamped += 1  # the message's own further lines, before the logger's next record
+                    if records or unstamped > LOGGED_AROUND:
+                        return False
+                    continue
+                if speaks_of_error(seg.text) or record_shape(nxt) != shape:
+                    return False  # (another logger's record: a launcher's after its child died is no sign the job went on)
+                records += 1
+                if records >= LOGGED_WENT_ON:
+                    return True
+        return False
 
     def handled(self, rank: Optional[int], line: int) -> bool:
         """The line starts an exception that a fallback warning just before it said was caught, or is one of a
@@ -884,11 +931,21 @@ def notice_stack_lines(after: list[str]) -> int:
     return n
 
 
+def record_shape(raw: str) -> str:
+    """A logger's record's shape: what stands before its level word, digits left out, and the word after the level (the
+    logger's name): "[2025-07-16 15:24:47] ERROR main: ..." and "[2025-07-16 15:24:50] INFO main: ..." are one logger's."""
+    m = RECORD_LEVEL.search(raw, 0, 120)
+    if m is None:
+        return ""
+    name = raw[m.end():m.end() + 60].split(None, 1)
+    return raw[:m.start()].translate(NO_DIGITS) + "|" + (name[0] if name else "")
+
+
 def handled_after(head: LogLine, raw: str, after: list[str]) -> bool:
     """A traceback's exception the program caught, by what the log shows: no failure after the exception line from any
     process (another exception or traceback, a line that reports an error: a launcher's, a signal's), and either the
     program went on (WENT_ON_LINES lines of its own progress: the same rank's, or unprefixed ones where the traceback's
-    are) or a logger wrote the traceback at error level (its header carries the level: `ERROR :     Traceback ...`, a
+    are; or a server's line that it is up and waits for requests, knowledge/serving.py READY) or a logger wrote the traceback at error level (its header carries the level: `ERROR :     Traceback ...`, a
     program's `log(ERROR, traceback.format_exc())`, which caught it). Python prints an exception that ends the process
     with a bare header, and the process prints nothing after it; another rank's progress (its own prefix) is no sign."""
     progress = 0
@@ -897,11 +954,13 @@ def handled_after(head: LogLine, raw: str, after: list[str]) -> bool:
             text = seg.text
             if not text:
                 continue
-            if TRACEBACK in text or EXCEPTION_LINE.match(text) and ":" in text or speaks_of_error(text):
-                return False
+            if TRACEBACK in text or EXCEPTION_LINE.match(text) and ":" in text and not INFO_AT.match(text) or speaks_of_error(text):
+                return False  # (a logger's "INFO:     ..." record is no exception's line)
             own = seg.rank == head.rank if head.rank is not None else seg.rank is None
             if own and WENT_ON.search(text):
                 progress += 1
+            elif own and READY.search(text):
+                progress += WENT_ON_LINES  # a server that started after it, and is up (knowledge/serving.py): it went on
     at = raw.find(TRACEBACK)
     logged = at > 0 and (LOGGED_AT.search(raw[:at]) is not None or error_level(raw[:at]) is not None)
     return progress >= WENT_ON_LINES or logged

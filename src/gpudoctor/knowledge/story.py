@@ -52,6 +52,7 @@ from gpudoctor.knowledge.gpus_unused import GpusUnused
 from gpudoctor.knowledge.nccl_loopback import NcclLoopback
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
+from gpudoctor.knowledge.paste_parts import WORDS_PLACE, PasteParts, Worked, contradicting
 from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.reported import REPORTED_PLACE, ReportedError
 from gpudoctor.knowledge.signs import STRONG, TOLD, Frame, Sign, Signs, time_of
@@ -353,6 +354,10 @@ class Diagnosis:
         self.gpus_unused: Optional[GpusUnused] = None  # a framework's start-up line that GPUs are there and unused (knowledge/gpus_unused.py), set by the reader
         self.nccl_loopback: Optional[NcclLoopback] = None  # NCCL's sockets on the loopback, and the nodes shown (knowledge/nccl_loopback.py), set by the reader
         self.ended_line = 0  # the line of `ended`, set by the reader
+        # the paste's parts, the reporter's words and the output, and what in the output shows a run that worked
+        # (knowledge/paste_parts.py), set by the reader
+        self.paste = PasteParts()
+        self.worked: tuple[Worked, ...] = ()
         # (line, text) of the first lines a logger wrote at error level that no pattern or sign read:
         # no failure the tool can name, but not "no line shows a failure" either
         self.error_lines: list[tuple[int, str]] = []
@@ -446,7 +451,7 @@ class Diagnosis:
                     continue
                 msg = glued  # the exception glued to the source line is read as its own line
             else:
-                self.signs.see(msg, raw, line, source, following)
+                self.signs.see(msg, raw, line, source, following, preceding)
                 if self.signs.is_shown(source, line):
                     continue  # a row of a traceback's source display (rich's box, IPython's numbered lines): code, not output
             person = bare(msg, raw)
@@ -1191,6 +1196,24 @@ class Diagnosis:
             return None
         return said
 
+    def not_shown(self, seen: Seen) -> Optional[Worked]:
+        """What in the output shows a run that worked, when `seen` is an error that stands only on the reporter's words (its
+        every line is the thread's title or a person's sentence) and the output shows no failure of its own (no error the
+        rules read there, no line logged at error level or that speaks of an error): the words' error is not this output's (knowledge/paste_parts.py);
+        None otherwise."""
+        if not self.worked or seen.first.source or seen.pattern.severity is not Severity.ERROR:
+            return None
+        hits = {hit.line for hit in (seen.first, *seen.samples, seen.latest) if hit is not None}
+        if seen.count > len(hits) or not self.paste.words_only(hits):
+            return None
+        for other in self.seen.values():
+            lines = {hit.line for hit in (other.first, *other.samples, other.latest) if hit is not None}
+            if other.pattern.severity is Severity.ERROR and (other.first.source or other.count > len(lines) or not self.paste.words_only(lines)):
+                return None  # the output shows a failure of its own
+        if any(line not in self.paste.words for line, _ in (*self.error_lines, *self.mention_lines)):
+            return None  # (a line of the output logged at error level, or that speaks of an error no rule reads)
+        return contradicting(self.worked, seen.pattern.id)
+
     def killall_status(self, seen: Seen) -> Optional[dict]:
         """The fields of killall's "no process found" line right before each of srun's reports in `seen` that a task exited
         with code 1 (knowledge/patterns/launcher.py KILLALL_FOUND_NONE), or None: that exit code is killall's, not the program's."""
@@ -1518,6 +1541,15 @@ class Diagnosis:
             severity = Severity.INFO
             title = f"{title} (the job went on past it: {WENT_ON_SHOWN[went[2]]} at line {went[0]})"
             ev["went_on"] = {"at": went[0], "line": went[1], "how": went[2]}
+        elif (worked := self.not_shown(seen)) is not None:
+            # the error stands only on the reporter's words, and the output pasted beside them shows a run that worked
+            # (tinygrad/open-gpu-kernel-modules#44: a 5090's P2P error in the title, a 4090 pair's working P2P test pasted):
+            # not that output's failure, and not asserted (log-inconclusive case not-shown)
+            severity = Severity.INFO
+            place = "title" if self.paste.title is not None and self.paste.title[0] == seen.first.line else "sentence"
+            title = f"{title} (only in {WORDS_PLACE[place]}, line {seen.first.line}: the output shows a run that worked, {worked.show()[:120]})"
+            ev["not_shown"] = {"line": seen.first.line, "place": place, "said": seen.first.where.text[:200], "output": worked.show(),
+                               "how": worked.how}
         elif (working := self.other_setup(seen)) is not None:
             # a person's sentence after it says the output that follows is a setup's that works (facebookresearch/phosa#29:
             # the title quotes the failing machine's error, the paste is the working machine's run): not that run's failure

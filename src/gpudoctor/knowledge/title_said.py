@@ -26,6 +26,27 @@ MESSAGE = re.compile(
 )
 
 
+# A title that reports a failure in any common phrasing (issue 35, diagA26): the run or the machine hangs, freezes, crashes,
+# fails, errors, is slow, runs out of memory, is killed, or does not work ("# System hangs running nccl-tests, with 2 2080ti
+# and NVlink bridge.", NVIDIA/nccl-tests#44; "# Failed to use two gpus.", open-mmlab/mmengine#681; "# 训练报错"). Not a change
+# a pull request or a commit names ("# fix: crash when ...", "# feat: ..."): that is the fix, not a report.
+FAILURE_SAID = re.compile(
+    r"\b(?:fail(?:s|ed|ing|ures?)?|crash(?:es|ed|ing)?|errors?|exceptions?|hang(?:s|ing)?|hung|stuck|freez(?:es|ing|e)|froze|frozen"
+    r"|slow(?:er|s|ly|down)?|broken|killed|segfault|segmentation fault|core dumped|OOM|out of memory|time ?outs?|timed out"
+    r"|deadlock\w*|NaN|abort(?:s|ed)?|unable to|can't|cannot|could not|couldn't|not found)\b"
+    r"|(?:\bnot|n't|\bnever) (?:work|start|run|finish|complete|progress|detect|see|find|use)\w*"
+    r"|\b[A-Z]\w*(?:Error|Exception)\b|报错|错误|失败|卡住|卡死",
+    re.IGNORECASE,
+)
+CHANGE_NAMED = re.compile(r"^\W*(?:fix|fixes|fixed|feat|add|adds|support|docs?|refactor|chore|perf|revert|bump)\b", re.IGNORECASE)
+
+
+def title_reports_failure(text: str) -> bool:
+    """The line, a thread's title ("# ..."), reports a failure in any common phrasing (FAILURE_SAID), and names no change."""
+    words = text.lstrip("# ").strip()
+    return bool(TITLE.match(text)) and FAILURE_SAID.search(words) is not None and CHANGE_NAMED.match(words) is None
+
+
 def title_label(line: int, text: str) -> bool:
     """The line is a thread's title that names a crash by its label only (see the module's why)."""
     return line <= TITLE_LINES and bool(TITLE.match(text)) and bool(LABEL.search(text)) and not MESSAGE.search(text)

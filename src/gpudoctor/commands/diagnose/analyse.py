@@ -28,7 +28,8 @@ from gpudoctor.knowledge.setting import VM, WSL, SettingSeen
 from gpudoctor.knowledge.reported import REPORTED_PLACE, Reported
 from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import SAID_WORDS, Diagnosis
-from gpudoctor.knowledge.title_said import title_label_words
+from gpudoctor.knowledge.title_said import title_label_words, title_reports_failure
+from gpudoctor.knowledge.paste_parts import WORKED_HOW, Said, Worked, failure_said
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
 from gpudoctor.knowledge.mentions import ends_in_failure, lead_first
 from gpudoctor.launch.rundir import OUTCOME_FILE
@@ -205,6 +206,12 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         return LOG_INCONCLUSIVE(case="compared", evidence={"lines": d.lines, "other setup's failure": f"line {compared[0].evidence.get('first_line')}: {compared[0].title}",
                                                            "working run": f"line {said['line']}: {said['said']}"},
                                 lines=d.lines, first=compared[0].evidence.get("first_line"), said=said["line"])
+    contradicted = [f for f in d.findings() if "not_shown" in f.evidence]
+    if contradicted and not folder:
+        # every failure stands only on the reporter's words, and the output beside them shows a run that worked: neither
+        # that error, nor healthy (knowledge/paste_parts.py)
+        on = contradicted[0].evidence["not_shown"]
+        return not_shown(d, Said(on["place"], on["line"], on["said"]), Worked(on["how"], 0, on["output"]), f"line {on['line']}: {contradicted[0].id}")
     fixed = [f for f in d.findings() if "said_fixed" in f.evidence]
     if fixed and not folder:
         # every failure shown is one the reporter's next words say is gone since or did not stop the job: what is left
@@ -241,6 +248,11 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         said = [f"line {n}: {text}" for n, text in spoken[:MENTIONS_KEPT]]
         return LOG_INCONCLUSIVE(case="ended-but", evidence={"lines": d.lines, "ended": ended, "lines that speak of an error": said},
                                 lines=d.lines, count=len(spoken), first=min(n for n, _ in spoken))
+    words = reported_failure(d) if ended and not folder else None
+    completed = d.paste.completed((d.ended_line, ended))
+    if words is not None and completed is not None:
+        # the reporter's words report a failure, and the output's run completed: not shown, and not healthy either
+        return not_shown(d, words, completed)
     if folder or ended:
         shown = {"ended": ended} if ended else {}
         return LOG_NO_FAILURE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines)
@@ -275,6 +287,23 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         return LOG_INCONCLUSIVE(case="mentions", evidence={"lines": d.lines, "lines that speak of an error": said, **shown},
                                 lines=d.lines, count=d.mention_count, first=leads[0][0], under_launcher=under)
     return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines, under_launcher=under)
+
+
+def reported_failure(d: Diagnosis) -> Optional[Said]:
+    """The reporter's words that report a failure (knowledge/paste_parts.py `failure_said`), or None."""
+    hang = d.said_hang.said if d.said_hang is not None else None
+    title_fails = d.paste.title is not None and title_reports_failure(d.paste.title[1])
+    reports = [(r.line, r.place, r.text) for r in d.reported_at.values()]
+    return failure_said(d.paste, title_fails, hang, reports)
+
+
+def not_shown(d: Diagnosis, said: Said, worked: Worked, finding: str = "") -> Finding:
+    """log-inconclusive case `not-shown`: the reporter's words report a failure that the output does not show, beside
+    output that shows a run that worked; what would show it (the failing run's own output; for a hang, the kernel's log)."""
+    shown = {"finding": finding} if finding else {}
+    return LOG_INCONCLUSIVE(case="not-shown", fix_case="not-shown-hang" if said.hang else None,
+                            evidence={"lines": d.lines, "reported": said.show(), "output": worked.show(), **shown},
+                            place=said.show().split(": ", 1)[0], output=worked.show()[:160], how=WORKED_HOW[worked.how])
 
 
 def platform_step(d: Diagnosis) -> str:
@@ -438,6 +467,9 @@ def read_log(
         said_hang.end()
         d.said_hang = said_hang
         reported.end()
+        # the paste's parts, and what in its output shows a run that worked (knowledge/paste_parts.py)
+        d.paste = reported.parts()
+        d.worked = d.paste.worked((d.ended_line, d.ended), smi.p2p_worked(), gpus_unused.answer)
         # (the log's own failure leads: the reporter's words are read as lines only where the log shows none)
         d.feed_reported(reported.reports, read=not any(f.severity is Severity.ERROR for f in d.findings()))
     return (f"read only in part ({damage})" if damage else ""), d, smi

@@ -648,6 +648,12 @@ class NvidiaSmiReader:
         read from it, or its other forms (topo -m, a --query-gpu CSV) on half its lines or more."""
         return bool(self.gpus) or self.processes is not None or self.dcgm.seen or bool(self.p2p.off_diagonal) or 0 < lines <= 2 * self.tool_lines
 
+    def p2p_worked(self) -> str:
+        """The pasted P2P test's reading where its copies flow and show no fault ('' otherwise: p2p_matrix.py `worked`),
+        once the input's last lines are read."""
+        self.feed(b"")
+        return self.p2p.worked()
+
     def findings(self, hang_said: bool = False, unused_said: str = "", guest: tuple[str, str] = ("", "")) -> list[Finding]:
         """What the input's GPU tool output shows; `hang_said`: the input also says the run hangs (a reporter's words);
         `unused_said`: the reporter's sentence that the job does not use the GPU (knowledge/gpus_unused.py), or ''; `guest`:

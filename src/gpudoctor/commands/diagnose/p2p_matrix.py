@@ -63,6 +63,16 @@ class P2pMatrix:
             (self.diagonal if peer == me else self.off_diagonal)[self.kind].append(value)
         return True
 
+    def worked(self) -> str:
+        """The test's reading where its enabled matrices show peer copies flowing and no fault ('' otherwise): a run of it
+        that worked (knowledge/paste_parts.py)."""
+        values = self.off_diagonal.get("uni") or self.off_diagonal.get("bi") or []
+        if not values or self.findings():
+            return ""
+        kind = "unidirectional" if self.off_diagonal.get("uni") else "bidirectional"
+        return (f"pasted p2pBandwidthLatencyTest: {kind} P2P=Enabled copies between GPUs move {statistics.median(values):.2f} GB/s "
+                f"(median of {len(values)} pairs)")
+
     def findings(self) -> list[Finding]:
         broken: dict[str, str] = {}
         latency = self.off_diagonal.get("latency") or []
