@@ -653,6 +653,61 @@ RULES += (
     ),
 )
 
+# Lines in which a program that is not Python states its own failure, by their shape, whatever the message (issue 35, diagB26:
+# the no-error-line rows of the retired parts, a tool's error line no rule read and the answer called inconclusive).
+RULES += (
+    Evidence(
+        "toolerror",
+        # Go's and Rust's command-line tools (cobra: podman, kubectl, helm, nvidia-ctk; clap: TGI's launcher; git) write their
+        # error first on the line as "Error: " or "error: " and a lower-case message, then exit non-zero. Not the same words
+        # from others: a Python logger's level is in capitals before a capitalised message or its logger's name
+        # ("ERROR:root:"), a metric's value is a number, a field's is one word ("error: none"); a scheduler's lines (srun's,
+        # slurmstepd's) and a script's argparse refusal ("train.py: error: ...") have rules of their own, and a line that says
+        # the program goes on another way (GOES_ON) is no failure.
+        "a command-line tool reported the error it stopped on (its own \"Error: \" or \"error: \" line, lower-case as Go's and Rust's tools write it)",
+        r"^(?!(?:srun|slurmstepd|salloc|sbatch|[\w.\-]+\.py): )(?:[\w.\-]+: )?(?:[Ee]rror): " + GOES_ON
+        + r"(?P<toolerror>(?!(?:none|null|nil|false|true|ok|no|yes|n/a)\b)[a-z][\w'\-]*(?:[ :,]+\S+)+)",
+        2,
+        (
+            "error: invalid value 'True' for '--disable-custom-kernels'",  # huggingface/text-generation-inference#1451 (clap)
+            "Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all",  # NixOS/nixpkgs#420638 (podman)
+            "Stderr: error: input file not found 'true'",  # ChetanXpro/nodejs-whisper#203 (whisper.cpp's main, through node)
+        ),
+        (
+            "error: None", "Error: 0.0123", "error: none of the above", "error: n/a",
+            "srun: error: hgx: task 0: Terminated",  # dev7w FalsoMoralista/FGDCC: srun's own, as the job was cancelled after its run
+            "slurmstepd: error: couldn't chdir to `/root/burst-buffer': No such file or directory: going to /tmp instead",  # NVIDIA/deepops#1179
+            "  -e, --error-file FILE    where to write the error",  # a help text
+            "error: retrying in 5 s",
+        ),
+    ),
+    Evidence(
+        "systemd",
+        # systemd's own words for a unit that is not there or did not start (systemctl, journalctl -u): the service the job
+        # needs (nv-fabricmanager, nvidia-persistenced, slurmd, docker, an inference server) is not running
+        "systemd reported a service of the job missing or failing (a unit not found, failed to start, its process exited with an error)",
+        r"(?:^|(?<=\]: ))(?P<systemd>Unit \S+\.(?:service|socket|target|mount|timer) (?:could not be found|not found)\.?"
+        r"|Failed to (?:start|restart|enable|reload) \S+\.(?:service|socket|target): .+"
+        r"|Failed to start [A-Z][^.]{2,120}\.\s*$"
+        r"|Job for \S+\.service failed\b.*"
+        r"|\S+\.service: (?:Main|Control) process exited, code=(?:exited, status=[1-9]\d*|killed|dumped)\b.*"
+        r"|\S+\.service: Failed with result '[\w-]+'.*)",
+        2,
+        (
+            "Unit vllm.service could not be found.",  # community-scripts/ProxmoxVED#2047 (heldout25)
+            "Feb 02 09:52:07 bibigrid-worker systemd[1]: Failed to start Slurm node daemon.",  # BiBiServ/bibigrid#705
+            "Failed to restart docker.service: Unit docker.service not found.",
+            "nvidia-fabricmanager.service: Main process exited, code=exited, status=1/FAILURE",
+            "Job for nvidia-fabricmanager.service failed because the control process exited with error code.",
+        ),
+        (
+            "Started NVIDIA Persistence Daemon.", "nvidia-persistenced.service: Deactivated successfully.",
+            "nvidia-fabricmanager.service: Main process exited, code=exited, status=0/SUCCESS", "-- No entries --",
+            "Failed to start training, see below",  # a person's words: no unit, no systemd sentence
+        ),
+    ),
+)
+
 REGEX = re.compile("|".join(f"(?:{r.regex})" for r in RULES))
 BY_KIND = {r.kind: r for r in RULES}
 # Literal words one of which every rule's line holds (a line without any costs one search).
@@ -665,7 +720,7 @@ WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", '"level"', '"severity"
          "failed to create process", "Fatal error in launcher", "is not recognized as an internal",
          "ProcessGroupNCCL.", "NCCLUtils.", "please initiali", "please make sure to call", "please call",
          "luajit: ", "lua: ", ".lua:", "unbound variable", "Assertion failed: ", "GGML_ASSERT",
-         "FAIL", "Fail", "✗", "✘", "❌")
+         "FAIL", "Fail", "✗", "✘", "❌", "rror: ", "could not be found", "not found", ".service: ")
 # and glog's E/F lines, whose level is a letter before the date
 GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:|\d: F \S")  # (and tsl's F after its time stamp)
 
