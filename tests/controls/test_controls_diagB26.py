@@ -138,3 +138,25 @@ class TestLogSaidOom:
         log = (THREAD.format(title="smolvla stops") + "INFO 2025-06-09 11:25:53 modeling.py:991 We will use 90% of the memory on "
                "device 0 for storing the model, and 10% for the buffer to avoid OOM\n" + STEPS)
         assert head(log).id != "log-said-oom"
+
+
+DMON = "# dcgmi dmon -e 1002,1003\n#Entity    SMACT         SMOCC\nID\n{rows}"
+
+
+class TestDcgmDmonFieldNotRead:
+    """A `dcgmi dmon` field that reads N/A on every GPU in every row (gpu-dcgm-failed case dmon)."""
+
+    verdict = "gpu-dcgm-failed"
+
+    def test_sibling_smact_na_on_eight_gpus(self):
+        # NVIDIA/DCGM#244 (heldout25): SMACT sampled alone, N/A on all 8 GPUs
+        f = head(case("heldout25", "dcgm-244-8gpu-dmon-smact"))
+        assert f.id == "gpu-dcgm-failed" and f.severity is Severity.WARN and "SMACT" in f.title
+
+    def test_control_values_read(self):
+        rows = "".join(f"GPU {g}      0.{g}12         0.034\n" for g in range(2)) * 2
+        assert "gpu-dcgm-failed" not in [f.id for f in api.diagnose(DMON.format(rows=rows)).findings]
+
+    def test_control_one_late_sample(self):
+        rows = "GPU 0      N/A           N/A\n" + "".join(f"GPU {g}      0.{g}12         0.034\n" for g in range(2))
+        assert "gpu-dcgm-failed" not in [f.id for f in api.diagnose(DMON.format(rows=rows)).findings]
