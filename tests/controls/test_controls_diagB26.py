@@ -37,6 +37,10 @@ class TestToolErrorLine:
         assert kind_of("$ text-generation-launcher --env\nerror: invalid value 'True' for '--disable-custom-kernels'\n"
                        "  [possible values: true, false]\n") in ("toolerror", "")
 
+    def test_sibling_a_title_that_quotes_it_beside_no_error_of_the_log(self):
+        # peci1/nvidia-htop#9 (heldout13): ps's "error: list of process IDs must follow -p" in the title, nvidia-smi below
+        assert kind_of(case("heldout13", "nvidia-htop-9-container-nvidia-smi")) == "toolerror"
+
     def test_control_srun_cancelling_after_the_run(self):
         # dev7w FalsoMoralista/FGDCC: srun's own line as the job was cancelled after its run (a not-failed log)
         assert "unrecognised-failure" not in [f.id for f in api.diagnose("srun: error: hgx: task 0: Terminated\n").findings]

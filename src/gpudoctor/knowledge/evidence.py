@@ -653,6 +653,11 @@ RULES += (
     ),
 )
 
+# Python's argparse's own messages after "error: " (a script's refusal, read by "argparse" and the launcher patterns with the
+# script's name before them; without it, the line is not a tool's of its own)
+ARGPARSE_SAYS = (r"(?!unrecognized arguments|the following arguments are required|argument |invalid choice|ambiguous option"
+                 r"|one of the arguments|expected one argument)")
+
 # Lines in which a program that is not Python states its own failure, by their shape, whatever the message (issue 35, diagB26:
 # the no-error-line rows of the retired parts, a tool's error line no rule read and the answer called inconclusive).
 RULES += (
@@ -665,7 +670,7 @@ RULES += (
         # slurmstepd's) and a script's argparse refusal ("train.py: error: ...") have rules of their own, and a line that says
         # the program goes on another way (GOES_ON) is no failure.
         "a command-line tool reported the error it stopped on (its own \"Error: \" or \"error: \" line, lower-case as Go's and Rust's tools write it)",
-        r"^(?!(?:srun|slurmstepd|salloc|sbatch|[\w.\-]+\.py): )(?:[\w.\-]+: )?(?:[Ee]rror): " + GOES_ON
+        r"^(?!(?:srun|slurmstepd|salloc|sbatch|[\w.\-]+\.py): )(?:[\w.\-]+: )?(?:[Ee]rror): " + GOES_ON + ARGPARSE_SAYS
         + r"(?P<toolerror>(?!(?:none|null|nil|false|true|ok|no|yes|n/a)\b)[a-z][\w'\-]*(?:[ :,]+\S+)+)",
         2,
         (
@@ -675,6 +680,7 @@ RULES += (
         ),
         (
             "error: None", "Error: 0.0123", "error: none of the above", "error: n/a",
+            "error: unrecognized arguments: --device 0",  # argparse's words without the script's name: the launcher rules' to read
             "srun: error: hgx: task 0: Terminated",  # dev7w FalsoMoralista/FGDCC: srun's own, as the job was cancelled after its run
             "slurmstepd: error: couldn't chdir to `/root/burst-buffer': No such file or directory: going to /tmp instead",  # NVIDIA/deepops#1179
             "  -e, --error-file FILE    where to write the error",  # a help text
@@ -708,6 +714,9 @@ RULES += (
     ),
 )
 
+# Rules whose line, quoted in a thread's title, does not lead where the log shows its own lines at error level: the title is
+# the reporter's words, and the pasted posts may be another problem (knowledge/story.py `Diagnosis.feed_reported`)
+HEADING_SHY = ("toolerror", "systemd")
 REGEX = re.compile("|".join(f"(?:{r.regex})" for r in RULES))
 BY_KIND = {r.kind: r for r in RULES}
 # Literal words one of which every rule's line holds (a line without any costs one search).

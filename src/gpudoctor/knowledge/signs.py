@@ -808,6 +808,14 @@ class Signs:
         else:  # kept apart: the last run's failure, in a log several runs were appended to, is among the latest
             self.latest = [*self.latest[1 - LATEST :], sign]
 
+    def retract(self, kept: int, kinds: tuple[str, ...]) -> bool:
+        """Take back the signs of these kinds added since the first `kept` were; whether one was."""
+        taken = [s for s in self.signs[kept:] if s.kind in kinds]
+        for s in taken:
+            self.signs.remove(s)
+            self.count -= 1
+        return bool(taken)
+
     # -- what the log shows -------------------------------------------------
     def is_quoted_source(self, source: str, line: int) -> bool:
         """The line is the source line a traceback read already quotes under one of its frames."""

