@@ -105,6 +105,10 @@ class TestIntroducedLine:
                "what should I change?\n")
         assert head(log).id != "unrecognised-failure"
 
+    def test_control_a_chinese_sentence_under_it_is_the_reporters(self):
+        log = THREAD.format(title="多卡训练问题") + "多卡训练时报错\n后来发现是数据路径的问题，已经改好了，谢谢\n\n"
+        assert head(log).id != "unrecognised-failure"
+
     def test_control_the_next_sentence_is_no_message(self):
         # Kaisa-Lab/adaptive-style-transfer#3 (heldout14): the line after "I got this error:" is the reporter's own
         log = (THREAD.format(title="train on two gpus") + "but when I tried to train on my model, I got this error:\n"

@@ -135,6 +135,7 @@ NOT_A_MESSAGE = re.compile(
     re.IGNORECASE,
 )
 BLANKS = 2  # blank lines between the sentence and its message
+CJK_SENTENCE = re.compile(r"[\u4e00-\u9fff]{4}")  # a person's Chinese words (a program's message under the sentence is English)
 INTRODUCED = "introduced"
 
 # where a report stands, in a finding's words
@@ -226,7 +227,7 @@ def introduces(line: str, framed: bool = True) -> bool:
     clause = clause_before(text.rstrip(" .:\uff1a"), len(text.rstrip(" .:\uff1a")))
     if hedged(clause) or NO_ERROR.search(clause) or INTRO.search(text) is None and not (COLON_END.search(text) and INTRO_WORD.search(clause)):
         return False
-    return len(WORD.findall(text)) >= 2 or bool(re.search(r"[\u4e00-\u9fff]{4}", text))
+    return len(WORD.findall(text)) >= 2 or bool(CJK_SENTENCE.search(text))
 
 
 def message_alone(line: str) -> str:
@@ -235,7 +236,7 @@ def message_alone(line: str) -> str:
     if not text or FENCE.match(text) or NOT_A_MESSAGE.search(text) or POST.match(text) or HEADER.match(text) or COMMAND.match(text):
         return ""
     inner = text.rstrip(" .,;").strip("`\"\u201c\u201d").strip()
-    if not inner or NOT_A_MESSAGE.search(inner) or (PERSON.search(inner) and not text.startswith(("`", '"'))):
+    if not inner or NOT_A_MESSAGE.search(inner) or CJK_SENTENCE.search(inner) or (PERSON.search(inner) and not text.startswith(("`", '"'))):
         return ""  # a person's next sentence, not the program's line
     return inner if len(WORD.findall(inner)) >= 2 else ""
 
@@ -247,7 +248,7 @@ def stands_after(line: str) -> bool:
         return True
     if PROGRAM.search(text):
         return False  # the program's next line (a logger's stamp or level, "I tensorflow/..."): the message is a block's
-    return bool(PERSON.search(text) or PROSE.search(text) or re.search(r"[\u4e00-\u9fff]{4}", text))
+    return bool(PERSON.search(text) or PROSE.search(text) or CJK_SENTENCE.search(text))
 
 
 class Reported(WholeLines):
