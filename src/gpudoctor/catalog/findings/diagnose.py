@@ -429,7 +429,10 @@ shape of the log, whatever the message: a Python traceback (any exception class,
 `Fatal Python error`, a C++ `terminate called` / `what():`, CUDA / NCCL / gloo error lines, a
 device-side assertion, a store barrier still waiting for ranks; a traceback cut at its top or its
 bottom, torch's C++ backtrace without its message; the failure lines of launchers, shells, Hydra
-and Ray (`gpudoctor.knowledge.evidence`). Also what a Python exception
+and Ray, a command-line tool's own lower-case `error:` line, systemd's unit not found or failed to start
+(`gpudoctor.knowledge.evidence`); in a thread, the one line a sentence of the reporter's introduces as
+the error ("but it reports the error" above "`No slot 2 specificied on host work1`", evidence `kind`
+`introduced`: knowledge/reported.py), whatever its words. Also what a Python exception
 becomes when it was not raised in the user's own code (or when something in it points at the
 environment: a failed import, a missing symbol, a GPU feature, a launcher setting).""",
     evidence="""`kind` and `what` (the exception class, the signal, the exit code), `message`, `raised_from`
