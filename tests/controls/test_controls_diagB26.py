@@ -53,6 +53,21 @@ class TestToolErrorLine:
         assert head(STEPS + "error: retrying in 5 s\n").id != "unrecognised-failure"
 
 
+class TestStatusFieldError:
+    """A tool's status field whose value is an error (evidence 'status')."""
+
+    verdict = "unrecognised-failure"
+
+    def test_sibling_nvml_not_supported(self):
+        # Akisoft41/py-nvtool#2 (heldout23): the tool's status line above nvidia-smi's table
+        f = head(case("heldout23", "py-nvtool-2-laptop-gpu-rig-smi"))
+        assert f.id == "unrecognised-failure" and f.evidence["kind"] == "status"
+
+    def test_control_a_metric_or_a_count_named_error(self):
+        for line in ("status: error_rate=0.01\n", "Status: Error 0\n", "STATUS: error: none\n"):
+            assert head(STEPS + line).id != "unrecognised-failure", line
+
+
 class TestSystemdUnitFailed:
     """systemd's lines for a service that is missing or did not start (evidence 'systemd')."""
 
