@@ -559,7 +559,10 @@ RULES += (
         rf"^(?P<status>(?:(?:.*?(?<=[\s>:|]))?\[\s*(?:FAILED|FAILURE|FAIL|Failed|Failure|Fail|✗|✘)\s*\](?!\s*[:=]?\s*0\b)"
         r"|(?:✗|✘|❌)\s*(?!0\b)\w|(?:FAILED|FAILURE|FAIL)[.!]?\s*$"
         r"|\S.*?(?:\s\.{2,}|:|\s-|::\S+)\s*(?:FAILED|FAILURE|FAIL|Failed|Failure)\s*(?:\[\s*\d+%\])?\s*$"
-        rf"|(?:FAIL|ERROR): \w+ \([\w.]+\)\s*$|FAILED \((?:failures|errors)=[1-9]){GOES_ON}(?!.*\b(?i:optional|expected to fail|xfail)\b).*)",
+        rf"|(?:FAIL|ERROR): \w+ \([\w.]+\)\s*$|FAILED \((?:failures|errors)=[1-9]"
+        # a tool's status field whose value is an error (py-nvtool's "STATUS: Error Not Supported", NVML's words for the call)
+        r"|(?:STATUS|Status|status)\s*:\s*(?:ERROR|Error|error)\b(?!\s*[:=]?\s*(?:0|none|null)\b)\s*\S"
+        rf"){GOES_ON}(?!.*\b(?i:optional|expected to fail|xfail)\b).*)",
         2,
         (
             "# error : vid2vid_street.yaml >> /tmp/unit_test.log [Failure] in run test bash scripts/test_training.sh",  # NVlabs/imaginaire#131
@@ -572,6 +575,7 @@ RULES += (
             "FAIL: test_allreduce (test_dist.DistTest)",
             "FAILED (failures=1, errors=2)",
             "Status: Failed",
+            "STATUS: Error Not Supported",  # Akisoft41/py-nvtool#2 (heldout23): NVML refused the call on laptop GPUs
         ),
         (
             "[OK] vid2vid_street.yaml", "[  PASSED  ] 12 tests.", "[FAILED] 0", "FAILED (failures=0)", "FAILED: 0", "failed=0", "failures: 0",
@@ -579,6 +583,7 @@ RULES += (
             "[FAILED] download of shard 3, retrying", "✗ apex (optional)", "✓ vid2vid_street.yaml",
             "➜  skypilot git:(master) ✗ sky launch 1.yaml", "✗ 0 failed", "test_bf16 ... expected failure",
             "test_allreduce (test_dist.DistTest) ... ok",
+            "status: error_rate=0.01", "Status: Error 0", "STATUS: error: none",
         ),
     ),
     Evidence(
@@ -653,6 +658,70 @@ RULES += (
     ),
 )
 
+# Python's argparse's own messages after "error: " (a script's refusal, read by "argparse" and the launcher patterns with the
+# script's name before them; without it, the line is not a tool's of its own)
+ARGPARSE_SAYS = (r"(?!unrecognized arguments|the following arguments are required|argument |invalid choice|ambiguous option"
+                 r"|one of the arguments|expected one argument)")
+
+# Lines in which a program that is not Python states its own failure, by their shape, whatever the message (issue 35, diagB26:
+# the no-error-line rows of the retired parts, a tool's error line no rule read and the answer called inconclusive).
+RULES += (
+    Evidence(
+        "toolerror",
+        # Go's and Rust's command-line tools (cobra: podman, kubectl, helm, nvidia-ctk; clap: TGI's launcher; git) write their
+        # error first on the line as "Error: " or "error: " and a lower-case message, then exit non-zero. Not the same words
+        # from others: a Python logger's level is in capitals before a capitalised message or its logger's name
+        # ("ERROR:root:"), a metric's value is a number, a field's is one word ("error: none"); a scheduler's lines (srun's,
+        # slurmstepd's) and a script's argparse refusal ("train.py: error: ...") have rules of their own, and a line that says
+        # the program goes on another way (GOES_ON) is no failure.
+        "a command-line tool reported the error it stopped on (its own \"Error: \" or \"error: \" line, lower-case as Go's and Rust's tools write it)",
+        r"^(?!(?:srun|slurmstepd|salloc|sbatch|[\w.\-]+\.py): )(?:[\w.\-]+: )?(?:[Ee]rror): " + GOES_ON + ARGPARSE_SAYS
+        + r"(?P<toolerror>(?!(?:none|null|nil|false|true|ok|no|yes|n/a)\b)[a-z][\w'\-]*(?:[ :,]+\S+)+)",
+        2,
+        (
+            "error: invalid value 'True' for '--disable-custom-kernels'",  # huggingface/text-generation-inference#1451 (clap)
+            "Error: setting up CDI devices: unresolvable CDI devices nvidia.com/gpu=all",  # NixOS/nixpkgs#420638 (podman)
+            "Stderr: error: input file not found 'true'",  # ChetanXpro/nodejs-whisper#203 (whisper.cpp's main, through node)
+        ),
+        (
+            "error: None", "Error: 0.0123", "error: none of the above", "error: n/a",
+            "error: unrecognized arguments: --device 0",  # argparse's words without the script's name: the launcher rules' to read
+            "srun: error: hgx: task 0: Terminated",  # dev7w FalsoMoralista/FGDCC: srun's own, as the job was cancelled after its run
+            "slurmstepd: error: couldn't chdir to `/root/burst-buffer': No such file or directory: going to /tmp instead",  # NVIDIA/deepops#1179
+            "  -e, --error-file FILE    where to write the error",  # a help text
+            "error: retrying in 5 s",
+        ),
+    ),
+    Evidence(
+        "systemd",
+        # systemd's own words for a unit that is not there or did not start (systemctl, journalctl -u): the service the job
+        # needs (nv-fabricmanager, nvidia-persistenced, slurmd, docker, an inference server) is not running
+        "systemd reported a service of the job missing or failing (a unit not found, failed to start, its process exited with an error)",
+        r"(?:^|(?<=\]: ))(?P<systemd>Unit \S+\.(?:service|socket|target|mount|timer) (?:could not be found|not found)\.?"
+        r"|Failed to (?:start|restart|enable|reload) \S+\.(?:service|socket|target): .+"
+        r"|Failed to start [A-Z][^.]{2,120}\.\s*$"
+        r"|Job for \S+\.service failed\b.*"
+        r"|\S+\.service: (?:Main|Control) process exited, code=(?:exited, status=[1-9]\d*|killed|dumped)\b.*"
+        r"|\S+\.service: Failed with result '[\w-]+'.*)",
+        2,
+        (
+            "Unit vllm.service could not be found.",  # community-scripts/ProxmoxVED#2047 (heldout25)
+            "Feb 02 09:52:07 bibigrid-worker systemd[1]: Failed to start Slurm node daemon.",  # BiBiServ/bibigrid#705
+            "Failed to restart docker.service: Unit docker.service not found.",
+            "nvidia-fabricmanager.service: Main process exited, code=exited, status=1/FAILURE",
+            "Job for nvidia-fabricmanager.service failed because the control process exited with error code.",
+        ),
+        (
+            "Started NVIDIA Persistence Daemon.", "nvidia-persistenced.service: Deactivated successfully.",
+            "nvidia-fabricmanager.service: Main process exited, code=exited, status=0/SUCCESS", "-- No entries --",
+            "Failed to start training, see below",  # a person's words: no unit, no systemd sentence
+        ),
+    ),
+)
+
+# Rules whose line, quoted in a thread's title, does not lead where the log shows its own lines at error level: the title is
+# the reporter's words, and the pasted posts may be another problem (knowledge/story.py `Diagnosis.feed_reported`)
+HEADING_SHY = ("toolerror", "systemd")
 REGEX = re.compile("|".join(f"(?:{r.regex})" for r in RULES))
 BY_KIND = {r.kind: r for r in RULES}
 # Literal words one of which every rule's line holds (a line without any costs one search).
@@ -665,7 +734,7 @@ WORDS = ("ERROR", "CRITICAL", "FATAL", "PANIC", "level=", '"level"', '"severity"
          "failed to create process", "Fatal error in launcher", "is not recognized as an internal",
          "ProcessGroupNCCL.", "NCCLUtils.", "please initiali", "please make sure to call", "please call",
          "luajit: ", "lua: ", ".lua:", "unbound variable", "Assertion failed: ", "GGML_ASSERT",
-         "FAIL", "Fail", "✗", "✘", "❌")
+         "FAIL", "Fail", "✗", "✘", "❌", "rror: ", "could not be found", "not found", ".service: ")
 # and glog's E/F lines, whose level is a letter before the date
 GATE = re.compile(any_of(WORDS).pattern + r"|[EF]\d{4} \d\d:|\d: F \S")  # (and tsl's F after its time stamp)
 

@@ -197,6 +197,7 @@ TRIGGERS = (
     "│ &#47;",
     '.py", line ',  # a frame whose head the paste cut
     "not found",
+    "could not be found",  # systemd's "Unit X.service could not be found." (evidence.py's "systemd")
     "not recognized as an internal",  # cmd.exe's own "not found" (evidence.py's "winlaunch")
     " died",
     "not a valid identifier",

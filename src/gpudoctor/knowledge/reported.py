@@ -17,6 +17,13 @@ Read as reported, by the words' shape:
 - in a person's sentence (outside a code fence, not an indented or a code line), a quoted span (backticks, double quotes)
   that states a failure, reported by the sentence's own verb ("I get", "it gives this error:", "still reports", "we got an
   error:"), by a colon right before it, or by "occurs" after it.
+- on the line after a person's sentence that introduces it ("but it reports the error", "I got this error:", "the log.err
+  says:", "中间报了一个...这么一句话"): a line that stands alone there (a backticked line, a fence of one line, or a line with a
+  blank line, a sentence or a post after it) is the message the sentence says the run printed, whatever its words
+  (deepspeedai/DeepSpeed#3624: "`No slot 2 specificied on host work1`."; zai-org/ChatGLM3#919: "... The specified checkpoint
+  ... has not been saved."). A block of several lines under such a sentence is the log itself, read line by line; a line
+  that is a sentence of its own, an image or a heading is none (place "introduced": where no rule reads it, it is the
+  failure's own line, unrecognised: knowledge/story.py `Diagnosis.feed_reported`).
 Never evidence (no report, only a supposition or a question): a question ("Is this an OOM?"); a hedge in the clause before
 the quote ("you might meet an error "CUDA out of memory"", swin-transformer's thread; "maybe", "possibly", "instead of", a
 negation); a condition after it ('GPU reports "CUDA out of memory" if batch size is too large', Eli-YiLi/PMM#3). A title
@@ -28,11 +35,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import Optional
 
 from gpudoctor.knowledge.mentions import PERSON, PROSE, SUPPOSED, clause_before
 from gpudoctor.knowledge.paste_parts import SENTENCES, PasteParts
 from gpudoctor.knowledge.reruns import WholeLines
-from gpudoctor.knowledge.said_hang import POST
+from gpudoctor.knowledge.said_hang import COMMAND, POST, PROGRAM
 from gpudoctor.knowledge.title_said import TITLE, TITLE_LINES
 
 LINES = 2000  # lines of the input read (a thread's paste is short)
@@ -106,8 +114,35 @@ ANY_QUOTE = re.compile(r"\"[^\"\n]*\"|`[^`\n]*`")  # a quoted string of any leng
 CODE = re.compile(r"[\[>|]|\d|(?:raise|except|def|class|return|assert|if|elif|import|from|File|at|>>>|\$|#)\b|[\w.]+\(|[\w.\[\]]+\s*=[^=]")
 
 
+# A sentence that introduces the error on the line after it: its end names an error or a message (or says the run said or
+# printed something, before a colon); "如下" (as follows), "这么一句话" (such a line) in Chinese.
+INTRO = re.compile(
+    r"(?:\b(?:errors?|exceptions?|(?:error )?messages?|tracebacks?)|报错|错误|异常)\W{0,3}$"
+    r"|\b(?:error|message) (?:is|was)\W{0,3}$"
+    r"|(?:报错|报了|错误|异常)[^。！？]*$",  # (a Chinese sentence's last clause that says it reported: "...报了一个...这么一句话")
+    re.IGNORECASE,
+)
+NO_ERROR = re.compile(r"\b(?:no|without|nor)\b", re.IGNORECASE)  # "... no Python traceback, or explicit crash message."
+COLON_END = re.compile(r"[:\uff1a]\W{0,2}$")
+INTRO_WORD = re.compile(r"\b(?:errors?|exceptions?|messages?)\b|报错|错误|异常", re.IGNORECASE)
+# not a message: an image, a link alone, a heading or a list item, a table's row, a banner ("==== NVSMI LOG ===="), a
+# command typed (a prompt's, a path run, a launch), a sentence to the reader (a question, a template's request, a line that
+# introduces what follows), a line that says the program went on (a warning, "skipping", "retrying")
+NOT_A_MESSAGE = re.compile(
+    r"^\s*(?:!?\[[^\]]*\]\(|<img\b|https?://\S+\s*$|#{1,6}\s|[-*+]\s|\d+[.)]\s|\||\$\s|\.{0,2}/\S+|\(\w+\)\s|\[[\w.-]+@)"
+    r"|={4,}|-{4,}|[?\uff1f:\uff1a]\W{0,2}$"
+    r"|^\W*(?:if|please|paste|here|see|note|any|anyone|anybody|someone|is|are|was|were|has|have|had|did|does|do|can|could|"
+    r"would|should|will|what|where|which|how|why|thanks?|sorry)\b"
+    r"|\b(?:warn\w*|instead|falling back|falls? back|will retry|retrying|ignoring|skipping)\b",
+    re.IGNORECASE,
+)
+BLANKS = 2  # blank lines between the sentence and its message
+CJK_SENTENCE = re.compile(r"[\u4e00-\u9fff]{4}")  # a person's Chinese words (a program's message under the sentence is English)
+INTRODUCED = "introduced"
+
 # where a report stands, in a finding's words
-REPORTED_PLACE = {"title": "the thread's title", "sentence": "a sentence of the reporter's that quotes it"}
+REPORTED_PLACE = {"title": "the thread's title", "sentence": "a sentence of the reporter's that quotes it",
+                  INTRODUCED: "the line a sentence of the reporter's introduces as the error"}
 
 
 @dataclass(frozen=True)
@@ -184,6 +219,40 @@ def sentence_reports(line: str, framed: bool = True) -> list[str]:
     return out
 
 
+def introduces(line: str, framed: bool = True) -> bool:
+    """The line is a person's sentence that introduces the error on the line after it (see the module's why)."""
+    text = line.strip()
+    if not text or len(text) > PERSON_LINE or line[:2] in ("  ", "\t") or CODE.match(text) or ASKED.search(text):
+        return False
+    if not framed:
+        return False  # a thread's sentence: a log's own lines are read as they are
+    clause = clause_before(text.rstrip(" .:\uff1a"), len(text.rstrip(" .:\uff1a")))
+    if hedged(clause) or NO_ERROR.search(clause) or INTRO.search(text) is None and not (COLON_END.search(text) and INTRO_WORD.search(clause)):
+        return False
+    return len(WORD.findall(text)) >= 2 or bool(CJK_SENTENCE.search(text))
+
+
+def message_alone(line: str) -> str:
+    """The message a line holds when it can be one standing alone under a sentence (its backticks and quotes peeled), else ''."""
+    text = line.strip()
+    if not text or FENCE.match(text) or NOT_A_MESSAGE.search(text) or POST.match(text) or HEADER.match(text) or COMMAND.match(text):
+        return ""
+    inner = text.rstrip(" .,;").strip("`\"\u201c\u201d").strip()
+    if not inner or NOT_A_MESSAGE.search(inner) or CJK_SENTENCE.search(inner) or (PERSON.search(inner) and not text.startswith(("`", '"'))):
+        return ""  # a person's next sentence, not the program's line
+    return inner if len(WORD.findall(inner)) >= 2 else ""
+
+
+def stands_after(line: str) -> bool:
+    """The line after a message shows it stood alone: a blank line, a person's sentence or a post's byline."""
+    text = line.strip()
+    if not text or FENCE.match(text) is not None or POST.match(text) is not None:
+        return True
+    if PROGRAM.search(text):
+        return False  # the program's next line (a logger's stamp or level, "I tensorflow/..."): the message is a block's
+    return bool(PERSON.search(text) or PROSE.search(text) or CJK_SENTENCE.search(text))
+
+
 class Reported(WholeLines):
     """The errors a thread's title and its people's sentences report, read from a stream fed block by block (`feed`,
     `tee`): its first LINES lines, at most KEPT reports."""
@@ -202,6 +271,10 @@ class Reported(WholeLines):
         self.title: tuple[int, str] | None = None
         self.last_own = 0
         self.sentences: list[tuple[int, str]] = []
+        # a sentence that introduces the error on the line after it: (its line, blank lines since, in a fence since), and the
+        # line that may be that error, waiting for the line after it to show it stands alone
+        self.intro: Optional[tuple[int, int, bool]] = None
+        self.candidate: Optional[tuple[int, str, bool]] = None
 
     def read(self, block: bytes, begin: int, end: int) -> None:
         at = begin
@@ -228,6 +301,9 @@ class Reported(WholeLines):
     def end(self) -> None:
         """The input ended: each report is told where another line holds its words (the log's own line of the message)."""
         super().end()
+        if self.candidate is not None and not self.candidate[2]:
+            self.keep(ReportedError(self.candidate[0], INTRODUCED, self.candidate[1]))
+        self.candidate = self.intro = None
         self.reports = [replace(r, shown=next((n for n, text in self.texts if words_of(r.text) in text), 0)) for r in self.reports]
         self.texts = []
 
@@ -236,9 +312,37 @@ class Reported(WholeLines):
         if not self.thread:
             return PasteParts()
         return PasteParts(frozenset(self.words), self.title, self.last_own if self.lines <= LINES else 0, tuple(self.sentences))
+    def keep(self, report: ReportedError) -> None:
+        if len(self.reports) < KEPT:
+            self.reports.append(report)
+
+    def introduced(self, number: int, text: str) -> None:
+        """The message a sentence introduces on the line after it (see the module's why), read before the line itself."""
+        if self.candidate is not None:
+            line, said, fenced = self.candidate
+            self.candidate = None
+            if (FENCE.match(text) is not None) if fenced else stands_after(text):
+                self.keep(ReportedError(line, INTRODUCED, said))
+            return
+        if self.intro is None:
+            return
+        at, blanks, fenced = self.intro
+        self.intro = None
+        if not text.strip():
+            if blanks < BLANKS and not fenced:
+                self.intro = (at, blanks + 1, fenced)
+            return
+        if FENCE.match(text):
+            if not fenced:
+                self.intro = (at, blanks, True)
+            return
+        said = message_alone(text)
+        if said:
+            self.candidate = (number, said, fenced)
 
     def line(self, number: int, text: str) -> bool:
         """Reads a line; whether it may be the log's own (not the thread's frame, not a person's sentence)."""
+        self.introduced(number, text)
         if FENCE.match(text):
             self.fenced = not self.fenced
             return False
@@ -256,4 +360,6 @@ class Reported(WholeLines):
             found, place = sentence_reports(text, self.framed), "sentence"
         for words in found[: max(0, KEPT - len(self.reports))]:
             self.reports.append(ReportedError(number, place, words))
+        if place == "sentence" and not found and introduces(text, self.framed):
+            self.intro = (number, 0, False)
         return not (found or place == "title" or PERSON.search(text) or PROSE.search(text))

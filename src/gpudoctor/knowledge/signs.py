@@ -225,6 +225,7 @@ KIND = {
     "richcut": "an exception (a rich traceback box cut before its frames' paths and its exception line)",
     "tbheader": "an exception (the traceback is cut after its first line)",
     "c10watchdog": "the NCCL watchdog thread re-raised a collective's error (C++ exception raised from ncclCommWatchdog)",
+    "introduced": "the message a sentence of the reporter's says the run printed (the line after it)",
     **{rule.kind: rule.what for rule in EVIDENCE_RULES},
 }
 # How much a sign says about the failure itself (the headline is the strongest sign, first seen first).
@@ -232,7 +233,7 @@ STRENGTH = {
     "exception": 5, "bare": 5, "c10": 4, "caught": 3, "fatal": 5, "terminate": 5, "terminate_bare": 4, "what": 4, "assertion": 5, "devassert": 5,
     "cuda": 4, "cudastatus": 4, "ncclerror": 4, "ncclwarn": 3, "gloo": 3, "signame": 3, "glogsig": 3, "shellsig": 3,
     "barrier": 3, "srun_what": 2, "stopped": 1, "childfailed": 1, "exitcode": 2, "exit": 1, "cppframes": 2, "c10watchdog": 2, "tbheader": 2,
-    "nativeframes": 2, "richcut": 2,
+    "nativeframes": 2, "richcut": 2, "introduced": 2,
     **{rule.kind: rule.strength for rule in EVIDENCE_RULES},
 }
 CUT_EXCEPTION_STRENGTH = 3  # a traceback cut before its exception line: below a CUDA error's or a C++ exception's line
@@ -853,6 +854,14 @@ class Signs:
             self.signs.append(sign)
         else:  # kept apart: the last run's failure, in a log several runs were appended to, is among the latest
             self.latest = [*self.latest[1 - LATEST :], sign]
+
+    def retract(self, kept: int, kinds: tuple[str, ...]) -> bool:
+        """Take back the signs of these kinds added since the first `kept` were; whether one was."""
+        taken = [s for s in self.signs[kept:] if s.kind in kinds]
+        for s in taken:
+            self.signs.remove(s)
+            self.count -= 1
+        return bool(taken)
 
     # -- what the log shows -------------------------------------------------
     def is_quoted_source(self, source: str, line: int) -> bool:

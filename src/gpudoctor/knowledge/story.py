@@ -18,7 +18,7 @@ from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.knowledge import api_shape, launcher_only, setting_fix
 from gpudoctor.knowledge.carried import carried, validation_error
 from gpudoctor.knowledge.ending import DEGRADED_RUN
-from gpudoctor.knowledge.evidence import error_level
+from gpudoctor.knowledge.evidence import HEADING_SHY, error_level
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
@@ -54,8 +54,9 @@ from gpudoctor.knowledge.reruns import Command, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.paste_parts import WORDS_PLACE, PasteParts, Worked, contradicting
 from gpudoctor.knowledge.said_hang import SaidHang
-from gpudoctor.knowledge.reported import REPORTED_PLACE, ReportedError
-from gpudoctor.knowledge.signs import STRONG, TOLD, Frame, Sign, Signs, time_of
+from gpudoctor.knowledge.said_oom import SaidOom
+from gpudoctor.knowledge.reported import INTRODUCED, REPORTED_PLACE, ReportedError
+from gpudoctor.knowledge.signs import KIND, STRONG, TOLD, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.title_said import title_label
 from gpudoctor.knowledge.unrecognised import (
     API_SHAPE,
@@ -350,6 +351,7 @@ class Diagnosis:
         self.ranks_heard: Optional[RanksHeard] = None  # what the log says of the job's ranks (knowledge/ranks_heard.py), set by the reader
         self.went_on_said: tuple[tuple[int, int], dict] = ((-1, -1), {})  # `went_on`'s answers, per finding id, while the story and its end stand
         self.said_fixed: Optional[SaidFixed] = None  # sentences that say an error before them was fixed or survived (knowledge/said_fixed.py), set by the reader
+        self.said_oom: Optional[SaidOom] = None  # the reporter's words that the run ran out of GPU memory (knowledge/said_oom.py), set by the reader
         self.said_hang: Optional[SaidHang] = None  # the reporter's sentence that the run hangs, and the log lines around it (knowledge/said_hang.py), set by the reader
         self.gpus_unused: Optional[GpusUnused] = None  # a framework's start-up line that GPUs are there and unused (knowledge/gpus_unused.py), set by the reader
         self.nccl_loopback: Optional[NcclLoopback] = None  # NCCL's sockets on the loopback, and the nodes shown (knowledge/nccl_loopback.py), set by the reader
@@ -567,9 +569,19 @@ class Diagnosis:
             self.reported_at[report.line] = report
             if report.line in seen or not read:
                 continue
-            hits, self.reading_reported = self.hits, True
+            hits, events, kept, self.reading_reported = self.hits, self.signs.events, len(self.signs.signs), True
             self.feed_line(report.text, report.line)
             self.reading_reported = False
+            if report.place == "title" and self.error_lines and self.signs.retract(kept, HEADING_SHY):
+                # a title's quote of a tool's line beside the log's own lines at error level: those lead, the title is quoted
+                # (the thread's later posts may be another problem: heldout11's habitat-sim#504, a build error in the title)
+                self.reported_unread.append(report)
+                continue
+            if self.hits == hits and self.signs.events == events and report.place == INTRODUCED:
+                # the line a reporter's sentence introduces as the error, which no rule reads: the failure's own line, unrecognised
+                self.signs.add(Sign(INTRODUCED, f"{KIND[INTRODUCED]}: {report.text[:120]}", report.text[:300], report.line, "",
+                                    LogLine(report.text), text=report.text))
+                continue
             if self.hits == hits and not report.shown:
                 self.reported_unread.append(report)  # (one the log shows again is the log's own line: its answer tells it)
 
@@ -1606,7 +1618,8 @@ class Diagnosis:
         ev["log"] = "\n".join(h.show() for h in seen.samples)
         quote = self.reported_at.get(seen.first.line) if not seen.first.source else None
         if quote is not None and seen.last in self.reported_at and all(hit.line in self.reported_at for hit in (seen.first, *seen.samples)):
-            shown = f"line {quote.shown} holds the same words" if quote.shown else "no line of the log shows it"
+            shown = (f"line {quote.shown} holds the same words" if quote.shown and quote.shown != quote.line
+                     else "it stands alone under that sentence" if quote.place == INTRODUCED else "no line of the log shows it")
             ev["reported"] = f"line {quote.line}, {REPORTED_PLACE[quote.place]}: {shown}"
         # grouped by role, so the report reads as a story: causes, then consequences, then noise
         if p is UNRECOGNISED:  # not a pattern: its catalog entry is in catalog/findings/diagnose.py

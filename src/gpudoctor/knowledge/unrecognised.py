@@ -460,6 +460,19 @@ OWN_WORDS = {
                  "once (`dmesg -T | grep -i -E 'killed process|out of memory'` and `free -g` decide it; fewer ranks per node, "
                  "low_cpu_mem_usage=True, ZeRO-3's deepspeed.zero.Init), -11 a segmentation fault in a native extension "
                  "(PYTHONFAULTHANDLER=1 prints where)"),
+    # a Go or Rust command-line tool's own error line as it exits (evidence.py's "toolerror")
+    "toolerror": ("line {line} is the tool's own error line, written as it stopped: its words after 'error:' name what it could not "
+                  "do or refused (a value, a file, a device, a connection): correct that and run the same command again; the "
+                  "search below finds others who hit it"),
+    # systemd's words for a service the job needs that is missing or did not start (evidence.py's "systemd")
+    "systemd": ("line {line} is systemd's: a service the job needs is not installed under that name, or did not start: "
+                "`systemctl status UNIT` and `journalctl -u UNIT -b --no-pager | tail -50` show why it stopped; `systemctl "
+                "list-unit-files | grep -i NAME` finds the name it is installed under (an install that never wrote the unit "
+                "stopped before that step: its own output says why)"),
+    # the line a reporter's sentence introduces as the error it met (knowledge/reported.py "introduced")
+    "introduced": ("line {line} is the message the reporter's sentence before it says the run printed: its words say what "
+                   "failed (a value, a name, a file or a host it could not use): check that against the command and the "
+                   "configuration, and search the program's issues for the message"),
     # bash's own words for a command, a file or a variable it could not use (evidence.py's "notfound")
     "notfound": ("line {line} is the shell stopping the job's script on its own error, and it names what: a command not found "
                  "(`command -v NAME` on that node; the environment that has it not activated in the script, or a line whose "
@@ -474,7 +487,8 @@ OWN_WORDS = {
 }
 # Signs whose message is worth a signature and an issue search (not an exit code or a signal).
 SEARCHABLE = {"exception", "fatal", "terminate", "what", "c10", "c10watchdog", "assertion", "nativeassert", "devassert", "cuda", "cudastatus", "ncclwarn", "ncclerror", "gloo",
-              "pyexec", "pip", "apt", "build", "cli", "container", "panic", "lua", "glibc", "nvrm", "errorraised", "reported", "invalid", "notsetup"}
+              "pyexec", "pip", "apt", "build", "cli", "container", "panic", "lua", "glibc", "nvrm", "errorraised", "reported", "invalid", "notsetup",
+              "toolerror", "systemd", "introduced"}
 
 
 # Python's CalledProcessError ("Command '[...]' returned non-zero exit status N."): a program the script ran failed

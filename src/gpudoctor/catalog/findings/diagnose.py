@@ -309,6 +309,44 @@ printed last, or the set-up step the reporter names where the log shows none of 
 )
 
 
+# What to do when a GPU ran out of memory, whichever line says so: the run's own (knowledge/patterns/cuda.py cuda-oom) or the
+# reporter's words (LOG_SAID_OOM)
+OOM_FIX = ("nvidia-smi   # free the GPU of other processes; then lower the per-GPU batch size or the sequence length, use gradient "
+           "accumulation / activation checkpointing, shard the model and optimizer state across the GPUs (ZeRO-3, FSDP) or offload "
+           "them to CPU memory, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; if nvidia-smi shows the other GPUs idle "
+           "while this one is full, the job runs as one process: start one per GPU (torchrun --nproc_per_node=N, or mpiexec -n N "
+           "for code launched with MPI)")
+
+LOG_SAID_OOM = FindingKind(
+    id="log-said-oom",
+    severity=Severity.WARN,
+    when="exit 1: the reporter's words say the run ran out of GPU memory; no line of the log shows the error",
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a paste",
+    summary="""The reporter says the run ran out of GPU memory in their own words ("I got OOM error when I run ./run.sh", "the
+training script run into OOM with 48 GB memory", a title "CUDA out of memory during training with A100 GPUs", "显存爆了",
+"爆显存", "显存不足" in Chinese), and the log beside the words does not show the error: it shows no failure and no end (case
+`undecided`: a paste cut before its error, a GPU tool's table), or a traceback cut before its exception line (case `cut`).
+The words name the failure's family; they do not show which allocation failed, how much it asked for or what else held the
+GPU, so this is a warning, and the run's own line decides it. Not a statement of it: a question ("CUDA OOM?"), a negation,
+a way to avoid it or a hypothetical ("without OOM", "to avoid OOM", "if it goes OOM", "不会爆显存"), an out of memory said
+resolved, host memory (the kernel's OOM killer, RAM: the host ran out, not a GPU), a program's own line (a logger's "... the
+buffer to avoid OOM"; torch's "CUDA out of memory. Tried to allocate ..." is the run's own line, `cuda-oom`).""",
+    evidence="""`said`: the reporter's words, with their line; `traceback` (case `cut`): the line where the cut traceback
+starts.""",
+    title={
+        "undecided": "the reporter says the run ran out of GPU memory (line {said}); no line of the log shows the error",
+        "cut": "the reporter says the run ran out of GPU memory (line {said}); the traceback at line {at} is cut before its exception line",
+    },
+    why="""A GPU's memory was used up: what the run put on it (weights, optimizer state, activations of a batch) did not
+fit, or another process held part of it. Only the reporter's words say so here: the run's own message (torch's "CUDA out of
+memory. Tried to allocate N GiB", with the GPU's total, free and reserved memory) is not in the log, so it does not show
+which step asked for how much.""",
+    fix="grep -n -i -E 'out of memory|OOM' run.log   # the run's own line decides it, and shows what it asked for "
+    f"(gpudoctor diagnose --explain cuda-oom); {OOM_FIX}",
+)
+
+
 LOG_NO_FAILURE = FindingKind(
     id="log-no-failure",
     severity=Severity.OK,
@@ -408,7 +446,10 @@ shape of the log, whatever the message: a Python traceback (any exception class,
 `Fatal Python error`, a C++ `terminate called` / `what():`, CUDA / NCCL / gloo error lines, a
 device-side assertion, a store barrier still waiting for ranks; a traceback cut at its top or its
 bottom, torch's C++ backtrace without its message; the failure lines of launchers, shells, Hydra
-and Ray (`gpudoctor.knowledge.evidence`). Also what a Python exception
+and Ray, a command-line tool's own lower-case `error:` line, systemd's unit not found or failed to start
+(`gpudoctor.knowledge.evidence`); in a thread, the one line a sentence of the reporter's introduces as
+the error ("but it reports the error" above "`No slot 2 specificied on host work1`", evidence `kind`
+`introduced`: knowledge/reported.py), whatever its words. Also what a Python exception
 becomes when it was not raised in the user's own code (or when something in it points at the
 environment: a failed import, a missing symbol, a GPU feature, a launcher setting).""",
     evidence="""`kind` and `what` (the exception class, the signal, the exit code), `message`, `raised_from`

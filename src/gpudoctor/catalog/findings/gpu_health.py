@@ -544,26 +544,41 @@ checkpoint loaded without `map_location`). Rows pasted without the list's header
 )
 
 
+_DCGM_DIAG_FIX = "dcgmi diag -r 3  # read its Warning lines: they name the GPU and the fault; drain the node and ask the admin to reset, reseat or replace that GPU"
 GPU_DCGM_FAILED = FindingKind(
     id="gpu-dcgm-failed",
     severity=Severity.ERROR,
     also=(Severity.WARN,),
-    when="error for a test `dcgmi diag` failed or `dcgmi health` *Failure*; warn for `dcgmi health` *Warning*",
+    when="error for a test `dcgmi diag` failed or `dcgmi health` *Failure*; warn for `dcgmi health` *Warning* and for a `dcgmi dmon` field read on no GPU",
     area=AREA,
-    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `dcgmi diag` or `dcgmi health -c`)",
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) (a pasted `dcgmi diag`, `dcgmi health -c` or `dcgmi dmon`)",
     summary="""A pasted DCGM report gives its own verdict: a `dcgmi diag` test that reads *Fail* (the
 report's *Warning* lines say which GPU and why), or `dcgmi health -c`'s *Overall Health: Failure*
-(`error`) or *Warning* (`warn`). Tests that pass or are skipped are not reported.""",
-    evidence="`failed`: each failed test (or health system) and its result; `warnings`: DCGM's own lines.",
+(`error`) or *Warning* (`warn`). Tests that pass or are skipped are not reported. A `dcgmi dmon` sample whose field
+reads N/A on every GPU in every row (two rows or more) is a field DCGM did not collect at all (case `dmon`, `warn`); a
+field that reads N/A on some rows only is a sample that came late, no fault.""",
+    evidence="`failed`: each failed test (or health system) and its result, or each field dmon read on no GPU; `warnings`: DCGM's own lines.",
     title={
         "diag": "dcgmi diag failed on this node: {tests}",
         "health": "dcgmi health reports {overall}: {tests}",
+        "dmon": "dcgmi dmon read no value of {tests} on any GPU ({rows} rows, all N/A)",
     },
     why={
         "diag": "DCGM ran its own tests on the GPUs and these failed: its verdict on the hardware, not a guess from symptoms. A job on a failing GPU crashes, hangs or runs slow.",
         "health": "DCGM's health watches (memory, PCIe, NVLink, thermal, power, driver) flagged the GPUs: the lines below it say which GPU and what it saw.",
+        "dmon": "dmon prints N/A for a field it got no value of; on every GPU and every row, the field is not being collected. "
+        "The profiling fields (1001-1014: SMACT, SMOCC, TENSO, DRAMA, ...) come from the GPU's performance counters through "
+        "DCGM's profiling module: none when the GPU or the driver does not support them, when another profiler holds the "
+        "counters (Nsight Systems or Compute, another DCGM or dcgm-exporter on the node), or when the host engine cannot "
+        "watch the field alone (NVIDIA/DCGM#244: SMACT read N/A alone and values beside other profiling fields).",
     },
-    fix="dcgmi diag -r 3  # read its Warning lines: they name the GPU and the fault; drain the node and ask the admin to reset, reseat or replace that GPU",
+    fix={
+        "diag": _DCGM_DIAG_FIX,
+        "health": _DCGM_DIAG_FIX,
+        "dmon": "dcgmi profile -l   # the profiling fields this GPU supports; stop other profilers on the node (dcgmi profile --pause "
+        "on another DCGM), then sample the field beside another one (dcgmi dmon -e 1001,1002) and read nv-hostengine's log "
+        "(/var/log/nv-hostengine.log) for the watch that failed",
+    },
 )
 
 

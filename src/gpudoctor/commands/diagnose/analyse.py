@@ -24,6 +24,7 @@ from gpudoctor.knowledge.nccl_loopback import NcclLoopback
 from gpudoctor.knowledge.reruns import RESTART_HOW, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
+from gpudoctor.knowledge.said_oom import SaidOom
 from gpudoctor.knowledge.setting import VM, WSL, SettingSeen
 from gpudoctor.knowledge.reported import REPORTED_PLACE, Reported
 from gpudoctor.knowledge.signs import HANDLED
@@ -40,9 +41,11 @@ from gpudoctor.catalog.findings.diagnose import (
     LOG_INCONCLUSIVE,
     LOG_NO_FAILURE,
     LOG_SAID_HANG,
+    LOG_SAID_OOM,
     LOSS_DIVERGING,
     PICKLE_REFUSED,
     RANK_EXCEPTION,
+    UNRECOGNISED_FAILURE,
 )
 
 if TYPE_CHECKING:
@@ -101,6 +104,11 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
         if hang is not None:  # the reporter's words decide what the log alone does not: the run hangs, where its log stops
             findings.insert(verdict_place(findings), hang)  # (after a warning that may be why: a GPU tool's reading of it)
             answer = None
+        elif (oom := said_oom(d, answer, None) if target.kind != "folder" else None) is not None:
+            findings.insert(verdict_place(findings), oom)  # the reporter's words name the failure the log does not show
+            answer = None
+    elif target.kind != "folder" and (oom := said_oom(d, None, findings[0])) is not None:
+        findings.insert(0, oom)  # the reporter's words name what the log's cut traceback does not say
     if answer is not None:
         # warnings alone (a barrier's guessed GPU, a deprecated launcher) are no failure, but no
         # end either: a log cut before its error holds them too, so it still does not decide;
@@ -350,6 +358,29 @@ def said_hang(d: Diagnosis, answer: Finding) -> Optional[Finding]:
                          shown="the log's" if stopped.whose == "log" else "the reporter's words,")
 
 
+# The evidence kinds of an unrecognised failure that show only where it happened, not what it was: a traceback cut before
+# its exception line, its frames alone, a native stack or a C++ backtrace cut before its message
+CUT_KINDS = ("tbheader", "richcut", "frames", "cppframes", "nativeframes")
+
+
+def said_oom(d: Diagnosis, answer: Optional[Finding], head: Optional[Finding]) -> Optional[Finding]:
+    """`log-said-oom`: the reporter says the run ran out of GPU memory (knowledge/said_oom.py) beside a log the answer
+    leaves undecided (`answer`), or whose failure is an unrecognised traceback cut before its message (`head`); None
+    otherwise."""
+    said = d.said_oom.said if d.said_oom is not None else None
+    if said is None:
+        return None
+    evidence: dict[str, object] = {"said": f"line {said[0]}: {said[1]}"}
+    if answer is not None and answer.id == LOG_INCONCLUSIVE.id and undecided_case(answer) in HANG_DECIDES:
+        return LOG_SAID_OOM(case="undecided", evidence=evidence, said=said[0])
+    cut = head is not None and head.id == UNRECOGNISED_FAILURE.id and (
+        head.evidence.get("kind") in CUT_KINDS or "cut" in str(head.evidence.get("what", "")))
+    if head is None or not cut:
+        return None
+    at = head.evidence.get("first_line", "")
+    return LOG_SAID_OOM(case="cut", evidence={**evidence, "traceback": f"line {at}"}, said=said[0], at=at)
+
+
 def undecided_case(answer: Finding) -> str:
     """The case of a `log-inconclusive` answer of `no_failure`, told by its evidence's keys (each case has its own)."""
     keys = set(answer.evidence)
@@ -410,11 +441,12 @@ def read_log(
     said_fixed = SaidFixed()  # and a person's sentences that say an error before them is fixed since or did not stop the job
     ranks = RanksHeard()  # and the ranks the log says the job has: taken twice, each alone, never heard
     said_hang = SaidHang()  # and the reporter's sentence that the run hangs, with the log's lines around it
+    said_oom = SaidOom()  # and the reporter's words that the run ran out of GPU memory
     gpus_unused = GpusUnused()  # and a framework's start-up line that GPUs are there and unused, and what the job asked for
     loopback = NcclLoopback()  # and NCCL's sockets on the loopback, and the machines the log shows
     reported = Reported()  # and the errors the thread's title and its people's sentences quote
     setting = SettingSeen()  # and the settings it shows: WSL, a cluster, a pod, Ray, an inference engine, another program's kernel
-    feed = setting.tee(reported.tee(loopback.tee(gpus_unused.tee(said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(run_starts.tee(prompts.tee(tail.tee(reader_feed))))))))))))
+    feed = said_oom.tee(setting.tee(reported.tee(loopback.tee(gpus_unused.tee(said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(run_starts.tee(prompts.tee(tail.tee(reader_feed)))))))))))))
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -466,6 +498,8 @@ def read_log(
         d.said_fixed = said_fixed
         said_hang.end()
         d.said_hang = said_hang
+        said_oom.end()
+        d.said_oom = said_oom
         reported.end()
         # the paste's parts, and what in its output shows a run that worked (knowledge/paste_parts.py)
         d.paste = reported.parts()

@@ -2,6 +2,7 @@
 
 import re
 
+from gpudoctor.catalog.findings.diagnose import OOM_FIX
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 from gpudoctor.knowledge.patterns.classes24a import GIVEN_A_GPU
@@ -86,7 +87,7 @@ PATTERNS = [
         why="""The batch, the model or the activations do not fit on this GPU, or another process (another rank
         on the same GPU, a leftover job) holds part of its memory.""",
         # (the last step: a multi-GPU job started as one plain process fills GPU 0 while the others idle, openai/guided-diffusion#72)
-        fix="nvidia-smi   # free the GPU of other processes; then lower the per-GPU batch size or the sequence length, use gradient accumulation / activation checkpointing, shard the model and optimizer state across the GPUs (ZeRO-3, FSDP) or offload them to CPU memory, or set PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True; if nvidia-smi shows the other GPUs idle while this one is full, the job runs as one process: start one per GPU (torchrun --nproc_per_node=N, or mpiexec -n N for code launched with MPI)",
+        fix=OOM_FIX,  # (the reporter's words that say it: catalog/findings/diagnose.py LOG_SAID_OOM, the same fix)
         examples=[
             ("[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 8.36 GiB. GPU 1 has a total capacity of 47.50 GiB of which 1.52 GiB is free. Including non-PyTorch memory, this process has 45.97 GiB memory in use.", "modelscope/ms-swift#2044"),
             ("RuntimeError: CUDA error: out of memory", "MIC-DKFZ/nnUNet#593"),
