@@ -1,11 +1,12 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.arms import arms, holding, other_arms, ruled_out, tested_as_own_class, value_key
-from gpudoctor.linter.idioms import TORCH, passed_through, source, wrapper_kind as torch_wrapper_kind
-from gpudoctor.linter.model import FileModel, end_position, identifiers, keyword, position, terminal_name
+from gpudoctor.linter.idioms import TORCH, is_optimizer, passed_through, source, wrapper_kind as torch_wrapper_kind
+from gpudoctor.linter.model import Binding, FileModel, end_position, identifiers, keyword, position, terminal_name
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
@@ -171,13 +172,21 @@ class SaveDdpWrapper(Rule):
     off: every key has the 'module.' prefix the model's keys lack, and load_state_dict
     raises "Missing key(s) in state_dict" (pytorch/pytorch#3805, pfnet/pfrl#55). Asked for
     by issue 41 (errors said as warnings on the held-out user scripts).
+
+    The model `accelerator.prepare(...)` hands back is a DistributedDataParallel wrapper under a
+    multi-process accelerate launch (the plain model under one process): `torch.save` of its
+    `state_dict()` with no `accelerator.unwrap_model(...)` writes 'module.'-prefixed keys there,
+    which the plain model does not load (lint heldout21 u004, u009, u024, heldout22b u005,
+    heldout23 u056: five such saves in the development corpus, every one read so). Only the
+    element of prepare's result that is the model: not the optimizer, scheduler or loader beside
+    it (by how it is built where that is in view, else by its name).
     """
 
     id = "save-ddp-wrapper"
     in_tests = False  # tests build this shape on purpose
     message = "torch.save of the DDP wrapper: its state_dict keys carry a 'module.' prefix"
     fix = "torch.save(model.module.state_dict(), path)"
-    needles = ("DataParallel", ".module.")
+    needles = ("DataParallel", ".module.", "prepare(")
 
     VALID = (
         '''
@@ -293,8 +302,10 @@ class SaveDdpWrapper(Rule):
                     continue
                 if self._unwrapped_elsewhere(file, holder) or tested_as_own_class(file, saved, source(holder)):
                     continue  # (`if isinstance(model, GFV): save(model.state_dict())`: the bare model there)
-                origins = _through_self_returns(file, file.origins(holder))
-                kinds = {wrapper_kind(file, o) for o in origins}
+                prepared = _prepared_model(file, holder) if state_dict else None
+                origins: list[object] = [prepared] if prepared is not None \
+                    else _through_self_returns(file, file.origins(holder))
+                kinds = {"accelerate"} if prepared is not None else {wrapper_kind(file, o) for o in origins}
                 if not origins or "" in kinds:
                     unwrapped = self._module_saved(file, holder, saved) if state_dict else None
                     if unwrapped is not None:
@@ -331,6 +342,12 @@ class SaveDdpWrapper(Rule):
                         # a pickled DataParallel loads wherever torch does and holds the model on `.module`
                         # (lint heldout11 u056); only a DDP object needs a process group to load
                         continue
+                    if prepared is not None:
+                        fix = f"torch.save(accelerator.unwrap_model({source(holder)}).state_dict(), path)"
+                        message = (f"torch.save of {source(holder)}.state_dict(), the model "
+                                   f"`{source(prepared.func)}(...)` returned (line {prepared.lineno}): under a "
+                                   "multi-process launch that is a DistributedDataParallel wrapper, so its keys carry "
+                                   "a 'module.' prefix and the checkpoint does not load into the plain model")
                 if message:
                     pass
                 elif state_dict:
@@ -753,6 +770,40 @@ class SaveDdpWrapper(Rule):
 
 # nn.Module's methods that return the module itself: `generator = generator.train()` keeps the wrapper.
 RETURNS_SELF = frozenset({"train", "eval", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_"})
+
+
+# What `accelerator.prepare(...)` hands back that is no model: an optimizer, a scheduler, a loader (by the name the
+# script gives it, where its construction is not in view: a parameter, a helper of another module).
+NOT_A_MODEL = re.compile(r"optim|sched|loader|data|^opt$", re.IGNORECASE)
+
+
+def _prepared_model(file: FileModel, holder: ast.expr) -> ast.Call | None:
+    """The `accelerator.prepare(...)` call every value of `holder` comes from, where what it hands back there is
+    the model (`model, optimizer, loader = accelerator.prepare(model, optimizer, loader)`: the first; not the
+    optimizer, scheduler or loader beside it). Under a multi-process accelerate launch prepare wraps the model in
+    DistributedDataParallel (lint heldout21 u004, u009, u024, heldout22b u005: `torch.save(model.state_dict(),
+    ...)` of what prepare returned, read by their readers as a wrapper's 'module.'-prefixed checkpoint). None
+    where any value comes from elsewhere."""
+    if type(holder) is not ast.Name:
+        return None
+    found: ast.Call | None = None
+    for b in file.lookup(holder) or []:
+        if not isinstance(b, Binding) or b.kind != "value" or type(b.value) is not ast.Call:
+            return None
+        call = b.value
+        if type(call.func) is not ast.Attribute or call.func.attr != "prepare" \
+                or "accelerator" not in terminal_name(call.func.value).lower():
+            return None
+        index = b.path[0] if b.path else 0
+        if len(b.path) > 1 or index >= len(call.args) or (not b.path and len(call.args) != 1):
+            return None
+        given = call.args[index]
+        if NOT_A_MODEL.search(holder.id) or NOT_A_MODEL.search(source(given)) or any(
+                type(o) is ast.Call and (is_optimizer(file, o) or file.is_call_to(o, "DataLoader"))
+                for o in file.origins(given)):
+            return None
+        found = call
+    return found
 
 
 def _through_self_returns(file: FileModel, origins: list[object]) -> list[object]:
