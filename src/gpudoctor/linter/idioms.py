@@ -9,8 +9,8 @@ import re
 import sys
 from collections.abc import Iterator
 
-from gpudoctor.linter.model import (ITERATION_WRAPPERS, LIBRARIES, MAIN_TEST, Element, FileModel, Param, constant,
-                                   has_star_kwargs, identifiers, keyword, terminal_name)
+from gpudoctor.linter.model import (ITERATION_WRAPPERS, LIBRARIES, MAIN_TEST, Binding, Element, FileModel, Param,
+                                   constant, has_star_kwargs, identifiers, keyword, terminal_name)
 
 # A word of a value that may differ from process to process (`str(local_rank)`, `gpu_ids[rank]`).
 _RANK_WORD = re.compile(r"rank|local|proc|worker|index|idx|^i$|^gpu$|^gpu_id$|^device_id$", re.IGNORECASE)
@@ -376,6 +376,40 @@ def data_parallel_framework(file: FileModel) -> ast.Call | None:
         if terminal_name(call.func).endswith("Trainer") and qualname.split(".", 1)[0] in ("transformers", "trl"):
             return call
     return None
+
+
+# What `accelerator.prepare(...)` hands back that is no model: an optimizer, a scheduler, a loader (by the name the
+# script gives it, where its construction is not in view: a parameter, a helper of another module).
+NOT_A_MODEL = re.compile(r"optim|sched|loader|data|^opt$", re.IGNORECASE)
+
+
+def prepared_model(file: FileModel, holder: ast.expr) -> ast.Call | None:
+    """The `accelerator.prepare(...)` call every value of `holder` comes from, where what it hands back there is
+    the model (`model, optimizer, loader = accelerator.prepare(model, optimizer, loader)`: the first; not the
+    optimizer, scheduler or loader beside it). Under a multi-process accelerate launch prepare wraps the model in
+    DistributedDataParallel (lint heldout21 u004, u009, u024, heldout22b u005: `torch.save(model.state_dict(),
+    ...)` of what prepare returned, read by their readers as a wrapper's 'module.'-prefixed checkpoint). None
+    where any value comes from elsewhere."""
+    if type(holder) is not ast.Name:
+        return None
+    found: ast.Call | None = None
+    for b in file.lookup(holder) or []:
+        if not isinstance(b, Binding) or b.kind != "value" or type(b.value) is not ast.Call:
+            return None
+        call = b.value
+        if type(call.func) is not ast.Attribute or call.func.attr != "prepare" \
+                or "accelerator" not in terminal_name(call.func.value).lower():
+            return None
+        index = b.path[0] if b.path else 0
+        if len(b.path) > 1 or index >= len(call.args) or (not b.path and len(call.args) != 1):
+            return None
+        given = call.args[index]
+        if NOT_A_MODEL.search(holder.id) or NOT_A_MODEL.search(source(given)) or any(
+                type(o) is ast.Call and (is_optimizer(file, o) or file.is_call_to(o, "DataLoader"))
+                for o in file.origins(given)):
+            return None
+        found = call
+    return found
 
 
 def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:

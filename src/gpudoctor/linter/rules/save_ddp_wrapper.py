@@ -1,12 +1,11 @@
 from __future__ import annotations
 
 import ast
-import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.arms import arms, holding, other_arms, ruled_out, tested_as_own_class, value_key
-from gpudoctor.linter.idioms import TORCH, is_optimizer, passed_through, source, wrapper_kind as torch_wrapper_kind
-from gpudoctor.linter.model import Binding, FileModel, end_position, identifiers, keyword, position, terminal_name
+from gpudoctor.linter.idioms import TORCH, passed_through, prepared_model, source, wrapper_kind as torch_wrapper_kind
+from gpudoctor.linter.model import FileModel, end_position, identifiers, keyword, position, terminal_name
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
@@ -302,7 +301,7 @@ class SaveDdpWrapper(Rule):
                     continue
                 if self._unwrapped_elsewhere(file, holder) or tested_as_own_class(file, saved, source(holder)):
                     continue  # (`if isinstance(model, GFV): save(model.state_dict())`: the bare model there)
-                prepared = _prepared_model(file, holder) if state_dict else None
+                prepared = prepared_model(file, holder) if state_dict else None
                 origins: list[object] = [prepared] if prepared is not None \
                     else _through_self_returns(file, file.origins(holder))
                 kinds = {"accelerate"} if prepared is not None else {wrapper_kind(file, o) for o in origins}
@@ -770,40 +769,6 @@ class SaveDdpWrapper(Rule):
 
 # nn.Module's methods that return the module itself: `generator = generator.train()` keeps the wrapper.
 RETURNS_SELF = frozenset({"train", "eval", "to", "cuda", "cpu", "half", "float", "double", "bfloat16", "requires_grad_"})
-
-
-# What `accelerator.prepare(...)` hands back that is no model: an optimizer, a scheduler, a loader (by the name the
-# script gives it, where its construction is not in view: a parameter, a helper of another module).
-NOT_A_MODEL = re.compile(r"optim|sched|loader|data|^opt$", re.IGNORECASE)
-
-
-def _prepared_model(file: FileModel, holder: ast.expr) -> ast.Call | None:
-    """The `accelerator.prepare(...)` call every value of `holder` comes from, where what it hands back there is
-    the model (`model, optimizer, loader = accelerator.prepare(model, optimizer, loader)`: the first; not the
-    optimizer, scheduler or loader beside it). Under a multi-process accelerate launch prepare wraps the model in
-    DistributedDataParallel (lint heldout21 u004, u009, u024, heldout22b u005: `torch.save(model.state_dict(),
-    ...)` of what prepare returned, read by their readers as a wrapper's 'module.'-prefixed checkpoint). None
-    where any value comes from elsewhere."""
-    if type(holder) is not ast.Name:
-        return None
-    found: ast.Call | None = None
-    for b in file.lookup(holder) or []:
-        if not isinstance(b, Binding) or b.kind != "value" or type(b.value) is not ast.Call:
-            return None
-        call = b.value
-        if type(call.func) is not ast.Attribute or call.func.attr != "prepare" \
-                or "accelerator" not in terminal_name(call.func.value).lower():
-            return None
-        index = b.path[0] if b.path else 0
-        if len(b.path) > 1 or index >= len(call.args) or (not b.path and len(call.args) != 1):
-            return None
-        given = call.args[index]
-        if NOT_A_MODEL.search(holder.id) or NOT_A_MODEL.search(source(given)) or any(
-                type(o) is ast.Call and (is_optimizer(file, o) or file.is_call_to(o, "DataLoader"))
-                for o in file.origins(given)):
-            return None
-        found = call
-    return found
 
 
 def _through_self_returns(file: FileModel, origins: list[object]) -> list[object]:
