@@ -243,3 +243,73 @@ class TestSaveDdpWrapperAcceleratePrepared:
 
     def test_sibling_the_prepared_model(self):
         assert lines(ACCELERATE_SAVE.replace("SAVED", "model"), self.rule) == [11]
+
+
+# an audio LLM trainer under accelerate (lint heldout24 u007): the training step calls the prepared encoder's
+# `.module`, which a one-process launch never made; a sibling trainer (lint heldout23 u053) reads `.module` only
+# where accelerate started several processes
+PREPARED_MODULE = """
+    from accelerate import Accelerator
+
+    def train(args, audio_encoder, llm, optimizer, dataloader):
+        accelerator = Accelerator()
+        audio_encoder, llm, optimizer, dataloader = accelerator.prepare(audio_encoder, llm, optimizer, dataloader)
+        for batch in dataloader:
+            READ
+            loss = llm(audio_latent, batch["tokens"])
+            accelerator.backward(loss)
+"""
+
+
+class TestModuleOfPreparedModel:
+    """module-of-prepared-model: `.module` of what accelerator.prepare returned exists only under a multi-process
+    launch."""
+
+    rule = "module-of-prepared-model"
+
+    def test_control_unwrapped(self):
+        code = PREPARED_MODULE.replace("READ", "audio_latent = accelerator.unwrap_model(audio_encoder).encode(batch)")
+        assert lines(code, self.rule) == []
+
+    def test_control_only_where_the_launch_wrapped_it(self):
+        code = PREPARED_MODULE.replace("READ", "audio_latent = (audio_encoder if accelerator.num_processes == 1 "
+                                       "else audio_encoder.module).encode(batch)")
+        assert lines(code, self.rule) == []
+
+    def test_control_the_optimizer_beside_it(self):
+        assert lines(PREPARED_MODULE.replace("READ", "audio_latent = optimizer.module"), self.rule) == []
+
+    def test_sibling_the_prepared_encoder(self):
+        assert lines(PREPARED_MODULE.replace("READ", "audio_latent = audio_encoder.module.encode(batch)"),
+                     self.rule) == [7]
+
+
+# a bird classifier under torch.distributed.launch (lint heldout24 u080): the namespace's rank is the local rank; a
+# trainer across nodes (lint heldout18 u024) computes it from the node's rank instead
+RANK_ATTRIBUTE = """
+    import torch
+    import torch.distributed as dist
+
+    def setup(args):
+        args.world_size = int(os.environ["WORLD_SIZE"])
+        RANK
+        torch.cuda.set_device(args.local_rank)
+        dist.init_process_group(backend="nccl", init_method="env://", world_size=args.world_size, rank=args.gpu)
+"""
+
+
+class TestRankFromLocalRankInANamespace:
+    """rank-from-local-rank: `args.rank = args.local_rank` makes the index on this node the job's rank."""
+
+    verdict = "rank-from-local-rank"
+    rule = "rank-from-local-rank"
+
+    def test_control_computed_from_the_node_rank(self):
+        assert lines(RANK_ATTRIBUTE.replace("RANK", "args.rank = args.nr * args.gpus + args.local_rank"),
+                     self.rule) == []
+
+    def test_control_the_global_rank(self):
+        assert lines(RANK_ATTRIBUTE.replace("RANK", 'args.rank = int(os.environ["RANK"])'), self.rule) == []
+
+    def test_sibling_the_local_rank(self):
+        assert lines(RANK_ATTRIBUTE.replace("RANK", "args.rank = args.local_rank"), self.rule) == [6]
