@@ -137,6 +137,24 @@ TRAINER_SAVE = """
 """
 
 
+# a seq2seq fine-tune under accelerate (lint heldout22b u005): the best checkpoint torch.saved by every process
+ACCELERATE_EPOCH_SAVE = """
+    \"\"\"Usage: LAUNCH\"\"\"
+    import torch
+    from accelerate import Accelerator
+
+    def main(model, optimizer, loader, epochs):
+        accelerator = Accelerator()
+        model, optimizer, loader = accelerator.prepare(model, optimizer, loader)
+        for epoch in range(epochs):
+            train_one_epoch(model, loader, optimizer, accelerator)
+            torch.save({"optimizer": optimizer.state_dict(), "epoch": epoch}, "output/best.pt")
+
+    if __name__ == "__main__":
+        main(*load())
+"""
+
+
 class TestSaveAllRanksWhereALibraryMakesTheProcesses:
     """save-all-ranks: a file DeepSpeed, accelerate or the Trainer runs once per process saves on every rank, and
     `save_pretrained` writes like torch.save unless told which process saves."""
@@ -162,6 +180,14 @@ class TestSaveAllRanksWhereALibraryMakesTheProcesses:
 
     def test_sibling_the_tokenizer_after_the_trainer(self):
         assert lines(TRAINER_SAVE.replace("SAVE", "tokenizer.save_pretrained(args.output_dir)"), self.rule) == [8]
+
+    def test_control_accelerate_with_no_multi_process_launch_in_view(self):
+        # peft's and diffusers' examples: an Accelerator script that runs in one process as often as not
+        assert lines(ACCELERATE_EPOCH_SAVE.replace("LAUNCH", "python train.py"), self.rule) == []
+
+    def test_sibling_accelerate_launched_on_several_processes(self):
+        assert lines(ACCELERATE_EPOCH_SAVE.replace("LAUNCH", "accelerate launch --num_processes 4 train.py"),
+                     self.rule) == [10]
 
     def test_control_transformers_shim_starts_no_group(self):
         # a BERT classifier (lint heldout24 u074): `deepspeed` is transformers' integration module, which has no
