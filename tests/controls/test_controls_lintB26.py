@@ -189,6 +189,18 @@ class TestSaveAllRanksWhereALibraryMakesTheProcesses:
         assert lines(ACCELERATE_EPOCH_SAVE.replace("LAUNCH", "accelerate launch --num_processes 4 train.py"),
                      self.rule) == [10]
 
+    def test_control_a_hook_the_library_calls(self):
+        # diffusers' kandinsky decoder trainer (the issue 28 control): the EMA model saved in a save_state hook, which
+        # accelerate runs where the script saves its state, under `if accelerator.is_main_process:`
+        code = ACCELERATE_EPOCH_SAVE.replace("LAUNCH", "accelerate launch --num_processes 4 train.py").replace(
+            "        for epoch in range(epochs):",
+            "        def save_model_hook(models, weights, output_dir):\n"
+            "            ema_unet.save_pretrained(os.path.join(output_dir, 'unet_ema'))\n"
+            "        accelerator.register_save_state_pre_hook(save_model_hook)\n"
+            "        for epoch in range(epochs):").replace(
+            'torch.save({"optimizer": optimizer.state_dict(), "epoch": epoch}, "output/best.pt")', "pass")
+        assert lines(code, self.rule) == []
+
     def test_control_transformers_shim_starts_no_group(self):
         # a BERT classifier (lint heldout24 u074): `deepspeed` is transformers' integration module, which has no
         # init_distributed: the script runs in one process (and that line raises)

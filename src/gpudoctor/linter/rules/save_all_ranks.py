@@ -103,7 +103,10 @@ class SaveAllRanks(Rule):
     are not read as saves. A script whose `deepspeed` is transformers' integration module (`from
     transformers import deepspeed`) starts no group with its `deepspeed.init_distributed()`, which
     that module does not have (lint heldout24 u074: its reader read the script as one process).
-    A save helper's call on every rank is a place of the file's one missing guard too (lint
+    Nor a save in a function the file only registers as a library's hook
+    (`accelerator.register_save_state_pre_hook(save_model_hook)`): it runs where the library saves
+    its state, which diffusers' scripts do on the main process (the issue 28 control). A save
+    helper's call on every rank is a place of the file's one missing guard too (lint
     heldout21 u006: `commit_state`'s torch.save and `save_weights()` in one epoch loop, one
     reader's entry).
 
@@ -217,6 +220,8 @@ class SaveAllRanks(Rule):
                 continue
             if ruled_out(file, call):
                 continue  # never runs: a test the file's constants, or the `if` just above, make false
+            if _hook(file, call):
+                continue  # a hook the library calls where it saves its state (on the main process, as a rule)
             if _single_process_arm(file, call):
                 continue  # the `else` of `if args.distributed:`: one process (lint heldout11 u029)
             if any(is_rank_condition(file, test) or self._made_on_some_ranks(file, test) for test in tests):
@@ -396,6 +401,19 @@ def _pretrained_save(call: ast.Call) -> bool:
     `is_main_process=` (or a `save_function=`, accelerate's `accelerator.save`) every process writes."""
     return type(call.func) is ast.Attribute and call.func.attr == "save_pretrained" \
         and keyword(call, "is_main_process") is None and keyword(call, "save_function") is None
+
+
+def _hook(file: FileModel, call: ast.AST) -> bool:
+    """`call` is in a function the file never calls, only registers as a library's hook
+    (`accelerator.register_save_state_pre_hook(save_model_hook)`): it runs where the library saves its
+    state, which the file guards there (`if accelerator.is_main_process: accelerator.save_state(...)`:
+    diffusers' training scripts in the issue 28 control)."""
+    func = file.function(call)
+    if func is None or file.call_sites.get(func):
+        return False
+    refs = file.references.get(func, [])
+    return bool(refs) and all(type(up := file.parent.get(ref)) is ast.Call and "hook" in terminal_name(up.func)
+                              for ref in refs)
 
 
 def _saver(call: ast.Call) -> str:
