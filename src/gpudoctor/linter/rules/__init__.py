@@ -28,6 +28,7 @@ from gpudoctor.linter.rules.master_addr_not_set import MasterAddrNotSet
 from gpudoctor.linter.rules.master_port_out_of_range import MasterPortOutOfRange
 from gpudoctor.linter.rules.master_port_per_process import MasterPortPerProcess
 from gpudoctor.linter.rules.mkdir_race_all_ranks import MkdirRaceAllRanks
+from gpudoctor.linter.rules.module_of_prepared_model import ModuleOfPreparedModel
 from gpudoctor.linter.rules.local_rank_arg import LocalRankArg
 from gpudoctor.linter.rules.local_rank_as_global_rank import LocalRankAsGlobalRank
 from gpudoctor.linter.rules.modulelist_called import ModulelistCalled
@@ -126,6 +127,7 @@ CHECKS: tuple[Rule, ...] = (
     Rank0ObjectUsedOnAllRanks(),
     SamplerWithIterableDataset(),
     NonexistentDistApi(),
+    ModuleOfPreparedModel(),
 )
 # Problems the engine reports about a file it could not read or parse.
 FILE_PROBLEMS: tuple[Rule, ...] = (SyntaxErrorRule(), UnreadableFile())

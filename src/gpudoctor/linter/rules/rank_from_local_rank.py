@@ -4,8 +4,8 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import (
-    LOOPBACK, TORCH, env_value, env_writes, is_gpu_count, launched, one_machine_rendezvous, rank_kind,
-    rank_written_local, started_here, string_prefix)
+    LOOPBACK, TORCH, env_value, env_writes, is_distributed_program, is_gpu_count, launched, one_machine_rendezvous,
+    one_node_group, rank_kind, rank_written_local, started_here, string_prefix)
 from gpudoctor.linter.model import FileModel, Param, constant, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 from gpudoctor.linter.rules.local_rank_as_global_rank import LocalRankAsGlobalRank
@@ -77,6 +77,13 @@ class RankFromLocalRank(Rule):
     (`os.environ['RANK'] = str(arg.local_rank)`) before a group that is given no `rank` and so
     reads it (lint heldout19: a trainer's main() copying `--local_rank` into RANK).
 
+    Also flagged, where nothing above is: a namespace's `rank` set to the local rank itself
+    (`args.rank = args.local_rank`, `args.rank = int(os.environ['LOCAL_RANK'])`, not a value
+    computed from it) in a file that starts a group (itself or through a helper): what the script then reads as the job's rank
+    is the index on this node (lint heldout21 u099 and heldout24 u080, two scripts under
+    torch.distributed.launch; dev3 h075; three such writes in the development corpus, every one
+    read so). Not where the group is one machine's GPU count (`world_size=torch.cuda.device_count()`).
+
     Nor a function only `Process(target=main, kwargs={...})` calls of this file start, where
     what they hand it makes the group one machine's: a literal world size of at most 8, or an
     `init_method` on the loopback, followed through its parameters and its `**kwargs`
@@ -88,7 +95,7 @@ class RankFromLocalRank(Rule):
     message = "init_process_group is given the local rank as the global rank: on a second node two processes claim each rank"
     fix = 'dist.init_process_group("nccl", rank=int(os.environ["RANK"]), world_size=int(os.environ["WORLD_SIZE"]))'
     in_tests = False  # a test picks its devices and files for one machine on purpose
-    needles = ("init_process_group",)
+    needles = ("init_process_group", "LOCAL_RANK", "local_rank")
 
     VALID = (
         '''
@@ -130,9 +137,24 @@ class RankFromLocalRank(Rule):
         gpus = torch.cuda.device_count()  # one node: said, with what makes it right there
         dist.init_process_group("nccl", rank=args.local_rank, world_size=gpus)  # flagged
         ''',
+        '''
+        import torch.distributed as dist
+
+        def init_distributed_mode(args):
+            args.rank = args.local_rank  # flagged
+            dist.init_process_group("nccl", init_method="env://", rank=args.gpu, world_size=args.world_size)
+        ''',
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
+        said = False
+        for hit in self._by_group(file):
+            said = True
+            yield hit
+        if not said:
+            yield from _rank_attribute(file)
+
+    def _by_group(self, file: FileModel) -> Iterator[Hit]:
         yield from self._rank_written(file)
         for call in file.calls_to("init_process_group", TORCH):
             value = keyword(call, "rank")
@@ -445,3 +467,26 @@ def _given(start: ast.Call, name: str, position: int) -> ast.expr | None:
     if type(given) is ast.Tuple and 0 <= position < len(given.elts):
         return given.elts[position]
     return None
+
+
+def _rank_attribute(file: FileModel) -> Iterator[Hit]:
+    """`args.rank = args.local_rank` (or `= int(os.environ['LOCAL_RANK'])`): a namespace's rank set to the local rank
+    itself, in a file that starts a group (itself or through a helper), not one of this machine's GPU count."""
+    if not is_distributed_program(file) or one_node_group(file) is not None:
+        return
+    for node in ast.walk(file.tree):
+        if type(node) is not ast.Assign or len(node.targets) != 1:
+            continue
+        target, value = node.targets[0], node.value
+        if type(target) is not ast.Attribute or target.attr not in ("rank", "global_rank"):
+            continue
+        # the local rank read here (an attribute, the environment), not a name handed on from elsewhere
+        if type(value) is ast.Name and "local" not in value.id.lower():
+            continue
+        kind, how = rank_kind(file, value)
+        if kind != "local" or type(value) is ast.BinOp:
+            continue
+        yield Hit(node, message=f"`{ast.unparse(node)[:60]}` makes the local rank ({how}, the index on this node) "
+                  "the job's rank: on a second node its processes take ranks 0..N-1 again, two processes claim "
+                  "each rank (the rendezvous hangs), and every test of rank 0 holds once per node",
+                  fix=f'{ast.unparse(target)} = int(os.environ["RANK"])  # the global rank the launcher sets')

@@ -5,7 +5,8 @@ from collections.abc import Iterator
 import ast
 import re
 
-from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, TORCH, in_spawning_parent, is_distributed_program
+from gpudoctor.linter.idioms import (DISTRIBUTED_NEEDLES, TORCH, data_parallel_framework, in_spawning_parent,
+                                     is_distributed_program)
 from gpudoctor.linter.arms import arms, ruled_out
 from gpudoctor.linter.model import Element, FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
@@ -87,6 +88,28 @@ class SaveAllRanks(Rule):
     method of an object (DeepSpeed's `engine.save_checkpoint(dir)` must run on every rank), nor
     a library's (mmcv's, detectron2's).
 
+    A file a library runs data-parallel (`deepspeed.initialize(...)`; accelerate's `Accelerator()` or
+    transformers' `Trainer` where the file shows a multi-process launch: see
+    `idioms.data_parallel_framework`) is distributed too: under its launcher every line runs once per
+    process. And a Hugging Face `save_pretrained(dir)` (of a model, a tokenizer, a processor, a
+    DeepSpeed engine) is a save like `torch.save`: every process writes the same files into `dir`
+    unless it is told `is_main_process=` (or a `save_function=` that saves once). Asked for by lint
+    heldout21..24's readers (`model_engine.save_pretrained(args.save_dir)` after a DeepSpeed loop,
+    `tokenizer.save_pretrained(args.output_dir)` after `trainer.train()`, a `torch.save` each epoch
+    under accelerate: 12 such saves in the development corpus, every one read so; four more under
+    an `Accelerator()` whose file shows no multi-process launch are left unsaid, as are some 85 in
+    the mature repositories' examples and notebooks).
+    `trainer.save_model()` and `accelerator.save(...)` save on the main process by themselves and
+    are not read as saves. A script whose `deepspeed` is transformers' integration module (`from
+    transformers import deepspeed`) starts no group with its `deepspeed.init_distributed()`, which
+    that module does not have (lint heldout24 u074: its reader read the script as one process).
+    Nor a save in a function the file only registers as a library's hook
+    (`accelerator.register_save_state_pre_hook(save_model_hook)`): it runs where the library saves
+    its state, which diffusers' scripts do on the main process (the issue 28 control). A save
+    helper's call on every rank is a place of the file's one missing guard too (lint
+    heldout21 u006: `commit_state`'s torch.save and `save_weights()` in one epoch loop, one
+    reader's entry).
+
     The saves of one file on every rank are one missing guard: one diagnostic at the
     first, naming the others (lint heldout19: four checkpoint saves of one training
     function; lint heldout20 u003-u005: train()'s periodic saves and val()'s best-model
@@ -166,18 +189,25 @@ class SaveAllRanks(Rule):
     )
 
     def relevant(self, text: str) -> bool:
-        return "save" in text and (any(n in text for n in DISTRIBUTED_NEEDLES) or "Trainer(" in text)
+        return "save" in text and (any(n in text for n in DISTRIBUTED_NEEDLES) or "Trainer(" in text
+                                   or "deepspeed" in text or "Accelerator" in text)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
-        saves = [c for c in file.calls_to("save", TORCH) if file.qualname(c.func) == "torch.save"]
+        saves = sorted([c for c in file.calls_to("save", TORCH) if file.qualname(c.func) == "torch.save"]
+                       + [c for c in file.calls if _pretrained_save(c)], key=lambda c: (c.lineno, c.col_offset))
         imported = {id(c): module for c, module in _imported_savers(file)}
-        if not (saves or imported) or not (is_distributed_program(file) or self._lightning_ddp(file)):
+        framework = data_parallel_framework(file)
+        if not (saves or imported) or not (is_distributed_program(file) or self._lightning_ddp(file) or framework):
             return
+        # where only the library makes the processes, the message says which
+        only = framework if not (is_distributed_program(file) or self._lightning_ddp(file)) else None
+        shown = "" if only is None else \
+            f" (the file runs once per process under `{ast.unparse(only.func)[:40]}(...)`, line {only.lineno})"
         said: set[int] = set()
         candidates = saves + [c for c in file.calls if id(c) in imported]
         for call in sorted(candidates, key=lambda c: (c.lineno, c.col_offset)):
             # One file per rank (`f"ckpt-{rank}.pt"`) is deliberate.
-            given = call.args[1:] if id(call) not in imported else call.args
+            given = call.args[1:] if id(call) not in imported and not _pretrained_save(call) else call.args
             if any(self._per_rank(file, arg) for arg in given + [kw.value for kw in call.keywords]):
                 continue
             # the `else` of `if rank == 0:` runs on every other rank (lint heldout15 u025: `if is_distributed
@@ -190,6 +220,8 @@ class SaveAllRanks(Rule):
                 continue
             if ruled_out(file, call):
                 continue  # never runs: a test the file's constants, or the `if` just above, make false
+            if _hook(file, call):
+                continue  # a hook the library calls where it saves its state (on the main process, as a rule)
             if _single_process_arm(file, call):
                 continue  # the `else` of `if args.distributed:`: one process (lint heldout11 u029)
             if any(is_rank_condition(file, test) or self._made_on_some_ranks(file, test) for test in tests):
@@ -216,13 +248,15 @@ class SaveAllRanks(Rule):
                     # (heldout20 u003: val()'s best-model save under `if epoch == 1: ... else:`)
                     alternatives = tuple(id(branch) for branch, arm in arms(file, call) if arm == "orelse"
                                          and any(_in_body(branch, s) for s in saves))
-                    yield Hit(call, cause=("every rank saves", alternatives))
+                    yield Hit(call, cause=("every rank saves", alternatives),
+                              message=f"{_saver(call)} runs on every rank{shown}: all processes write the same "
+                              f"file{'s' if _pretrained_save(call) else ''}" if shown or _pretrained_save(call) else "")
                 else:
                     inner = f" in {helpers[-1]}()" if len(helpers) > 1 else ""
                     # (the save itself is a place of this cause too: lint heldout17 u042's reader wrote it there)
-                    yield Hit(site, message=f"{helpers[0]}() runs on every rank from this call and writes with "
-                              f"torch.save (line {call.lineno}{inner}): all processes write the same file",
-                              also=(call.lineno,))
+                    yield Hit(site, message=f"{helpers[0]}() runs on every rank from this call{shown} and writes with "
+                              f"{_saver(call)} (line {call.lineno}{inner}): all processes write the same file",
+                              also=(call.lineno,), cause=("every rank saves", ()))
 
     @staticmethod
     def _helper_site(file: FileModel, call: ast.Call) -> tuple[ast.AST, list[str]]:
@@ -359,6 +393,32 @@ class SaveAllRanks(Rule):
                 if base and base.lstrip(".").split(".", 1)[0] not in LIBRARIES and file.lookup(node) is None:
                     return base
         return ""
+
+
+def _pretrained_save(call: ast.Call) -> bool:
+    """`x.save_pretrained(dir)` (transformers', peft's, diffusers' models, tokenizers and processors; a
+    DeepSpeed engine passes it to its module) not told which process saves: without
+    `is_main_process=` (or a `save_function=`, accelerate's `accelerator.save`) every process writes."""
+    return type(call.func) is ast.Attribute and call.func.attr == "save_pretrained" \
+        and keyword(call, "is_main_process") is None and keyword(call, "save_function") is None
+
+
+def _hook(file: FileModel, call: ast.AST) -> bool:
+    """`call` is in a function the file never calls, only registers as a library's hook
+    (`accelerator.register_save_state_pre_hook(save_model_hook)`): it runs where the library saves its
+    state, which the file guards there (`if accelerator.is_main_process: accelerator.save_state(...)`:
+    diffusers' training scripts in the issue 28 control)."""
+    func = file.function(call)
+    if func is None or file.call_sites.get(func):
+        return False
+    refs = file.references.get(func, [])
+    return bool(refs) and all(type(up := file.parent.get(ref)) is ast.Call and "hook" in terminal_name(up.func)
+                              for ref in refs)
+
+
+def _saver(call: ast.Call) -> str:
+    """How the message names a save: `torch.save`, `model_engine.save_pretrained(...)`."""
+    return f"`{ast.unparse(call.func)[:50]}(...)`" if _pretrained_save(call) else "torch.save"
 
 
 # A helper whose name says it saves on one process only (`save_on_master`, `save_main_process`).

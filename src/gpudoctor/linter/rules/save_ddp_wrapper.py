@@ -4,7 +4,7 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.arms import arms, holding, other_arms, ruled_out, tested_as_own_class, value_key
-from gpudoctor.linter.idioms import TORCH, passed_through, source, wrapper_kind as torch_wrapper_kind
+from gpudoctor.linter.idioms import TORCH, passed_through, prepared_model, source, wrapper_kind as torch_wrapper_kind
 from gpudoctor.linter.model import FileModel, end_position, identifiers, keyword, position, terminal_name
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
@@ -171,13 +171,21 @@ class SaveDdpWrapper(Rule):
     off: every key has the 'module.' prefix the model's keys lack, and load_state_dict
     raises "Missing key(s) in state_dict" (pytorch/pytorch#3805, pfnet/pfrl#55). Asked for
     by issue 41 (errors said as warnings on the held-out user scripts).
+
+    The model `accelerator.prepare(...)` hands back is a DistributedDataParallel wrapper under a
+    multi-process accelerate launch (the plain model under one process): `torch.save` of its
+    `state_dict()` with no `accelerator.unwrap_model(...)` writes 'module.'-prefixed keys there,
+    which the plain model does not load (lint heldout21 u004, u009, u024, heldout22b u005,
+    heldout23 u056: five such saves in the development corpus, every one read so). Only the
+    element of prepare's result that is the model: not the optimizer, scheduler or loader beside
+    it (by how it is built where that is in view, else by its name).
     """
 
     id = "save-ddp-wrapper"
     in_tests = False  # tests build this shape on purpose
     message = "torch.save of the DDP wrapper: its state_dict keys carry a 'module.' prefix"
     fix = "torch.save(model.module.state_dict(), path)"
-    needles = ("DataParallel", ".module.")
+    needles = ("DataParallel", ".module.", "prepare(")
 
     VALID = (
         '''
@@ -293,8 +301,10 @@ class SaveDdpWrapper(Rule):
                     continue
                 if self._unwrapped_elsewhere(file, holder) or tested_as_own_class(file, saved, source(holder)):
                     continue  # (`if isinstance(model, GFV): save(model.state_dict())`: the bare model there)
-                origins = _through_self_returns(file, file.origins(holder))
-                kinds = {wrapper_kind(file, o) for o in origins}
+                prepared = prepared_model(file, holder) if state_dict else None
+                origins: list[object] = [prepared] if prepared is not None \
+                    else _through_self_returns(file, file.origins(holder))
+                kinds = {"accelerate"} if prepared is not None else {wrapper_kind(file, o) for o in origins}
                 if not origins or "" in kinds:
                     unwrapped = self._module_saved(file, holder, saved) if state_dict else None
                     if unwrapped is not None:
@@ -331,6 +341,12 @@ class SaveDdpWrapper(Rule):
                         # a pickled DataParallel loads wherever torch does and holds the model on `.module`
                         # (lint heldout11 u056); only a DDP object needs a process group to load
                         continue
+                    if prepared is not None:
+                        fix = f"torch.save(accelerator.unwrap_model({source(holder)}).state_dict(), path)"
+                        message = (f"torch.save of {source(holder)}.state_dict(), the model "
+                                   f"`{source(prepared.func)}(...)` returned (line {prepared.lineno}): under a "
+                                   "multi-process launch that is a DistributedDataParallel wrapper, so its keys carry "
+                                   "a 'module.' prefix and the checkpoint does not load into the plain model")
                 if message:
                     pass
                 elif state_dict:
