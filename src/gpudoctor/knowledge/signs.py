@@ -264,6 +264,11 @@ WENT_ON = re.compile(
     re.IGNORECASE,
 )
 WENT_ON_LINES = 2
+# A tool's own lower-case "error: " line (knowledge/evidence.py `toolerror`) is where Go's and Rust's tools stop: a usage hint or
+# nothing follows. Where this many lines of the same paste block follow it with no error among them, the program went on
+# (ChetanXpro/nodejs-whisper#203: whisper.cpp's "error: input file not found 'true'" for one argument, then the model loaded
+# on the GPU, line after line; the reporter's problem was speed): the line is not the run's failure.
+TOOL_WENT_ON_LINES = 8
 # A logger's error level just before a traceback's header on its line ("ERROR :     Traceback ...", flwr's format)
 LOGGED_AT = re.compile(r"(?<![\w-])(?:ERROR|CRITICAL|FATAL)\s*[:\]|-]?\s*$")
 # A logger's error record right before a traceback that holds the exception's message ("[2025-07-16 15:24:47] ERROR main:
@@ -552,6 +557,9 @@ class Signs:
             found = evidence_in(text) or (evidence_in(whole) if whole != text else None)
             if found is not None and not (found[0] == "chained" and line <= self.covered.get((source, msg.rank), -1)):
                 kind, value = found  # (a chained exception's marker inside a traceback read whole: that traceback tells it)
+                if kind == "toolerror" and following is not None and tool_went_on(following(TOOL_WENT_ON_LINES)):
+                    self.events += 1  # the tool went on past its error line (see TOOL_WENT_ON_LINES): not where it stopped
+                    return
                 # its message is what the rule read (the tool's own words, without its "E: " or "× ")
                 self.add(Sign(kind, f"{KIND[kind]}: {value[:120]}", value[:300], line, source, msg, time_of(raw), text=text))
             return
@@ -973,6 +981,20 @@ def handled_after(head: LogLine, raw: str, after: list[str]) -> bool:
     at = raw.find(TRACEBACK)
     logged = at > 0 and (LOGGED_AT.search(raw[:at]) is not None or error_level(raw[:at]) is not None)
     return progress >= WENT_ON_LINES or logged
+
+
+def tool_went_on(after: list[str]) -> bool:
+    """Whether a tool's own error line (evidence `toolerror`) is followed by TOOL_WENT_ON_LINES lines of its output with no
+    error among them, before any blank line or fence: it went on past that error, it did not stop on it."""
+    if len(after) < TOOL_WENT_ON_LINES:
+        return False
+    for raw in after:
+        text = raw.strip()
+        if not text or text.startswith(("```", "~~~")):
+            return False  # the paste's block ends: what follows may be someone's words, or another paste
+        if TRACEBACK in text or error_level(text) is not None or speaks_of_error(text) or evidence_in(text) is not None:
+            return False
+    return True
 
 
 def glued_header(text: str) -> bool:
