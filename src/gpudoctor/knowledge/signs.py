@@ -558,8 +558,7 @@ class Signs:
             if found is not None and not (found[0] == "chained" and line <= self.covered.get((source, msg.rank), -1)):
                 kind, value = found  # (a chained exception's marker inside a traceback read whole: that traceback tells it)
                 if kind == "toolerror" and following is not None and tool_went_on(following(TOOL_WENT_ON_LINES)):
-                    self.events += 1  # the tool went on past its error line (see TOOL_WENT_ON_LINES): not where it stopped
-                    return
+                    return  # it went on past its error line (TOOL_WENT_ON_LINES): no sign; the line still speaks of an error
                 # its message is what the rule read (the tool's own words, without its "E: " or "× ")
                 self.add(Sign(kind, f"{KIND[kind]}: {value[:120]}", value[:300], line, source, msg, time_of(raw), text=text))
             return
