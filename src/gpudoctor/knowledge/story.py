@@ -1213,15 +1213,14 @@ class Diagnosis:
         every line is the thread's title or a person's sentence) and the output shows no failure of its own (no error the
         rules read there, no line logged at error level or that speaks of an error): the words' error is not this output's (knowledge/paste_parts.py);
         None otherwise."""
-        if not self.worked or seen.first.source or seen.pattern.severity is not Severity.ERROR:
+        def on_words(s: Seen) -> bool:  # every hit of `s` is a line of the reporter's words (none from a file, none uncounted)
+            lines = {hit.line for hit in (s.first, *s.samples, s.latest) if hit is not None}
+            return not s.first.source and s.count <= len(lines) and self.paste.words_only(lines)
+
+        if not self.worked or seen.pattern.severity is not Severity.ERROR or not on_words(seen):
             return None
-        hits = {hit.line for hit in (seen.first, *seen.samples, seen.latest) if hit is not None}
-        if seen.count > len(hits) or not self.paste.words_only(hits):
-            return None
-        for other in self.seen.values():
-            lines = {hit.line for hit in (other.first, *other.samples, other.latest) if hit is not None}
-            if other.pattern.severity is Severity.ERROR and (other.first.source or other.count > len(lines) or not self.paste.words_only(lines)):
-                return None  # the output shows a failure of its own
+        if any(other.pattern.severity is Severity.ERROR and not on_words(other) for other in self.seen.values()):
+            return None  # the output shows a failure of its own
         if any(line not in self.paste.words for line, _ in (*self.error_lines, *self.mention_lines)):
             return None  # (a line of the output logged at error level, or that speaks of an error no rule reads)
         return contradicting(self.worked, seen.pattern.id)
