@@ -91,6 +91,30 @@ class TestRankRaised:
         assert [f.id for f in d.findings] == ["rank-crashed", "rank-peer-lost"]
 
 
+class TestRankAbortedAfterItsScriptEnded:
+    """SIGABRT after the script's own end, its process group never destroyed: the
+    group's threads aborting at interpreter teardown (issue 24's slow-start test saw it)."""
+
+    def aborted(self, group_alive):
+        result = job(outcome(0, "ok", 0, 1.0), outcome(1, "signaled", -6, 1.0, signal="SIGABRT"))
+        traces = {1: RankTrace(1, (rec(1, 1),), exit=RankExit("exit", group_alive=group_alive))}
+        return diagnose_job(result, traces, []).findings[0]
+
+    def test_control_the_same_abort_with_the_group_destroyed_keeps_the_native_crash_advice(self):
+        f = self.aborted(group_alive=False)
+        assert "after its script had ended" in f.title and "destroy_process_group" not in f.fix
+
+    def test_control_an_abort_before_the_script_ended_is_a_native_crash(self):
+        result = job(outcome(0, "ok", 0, 1.0), outcome(1, "signaled", -6, 1.0, signal="SIGABRT"))
+        f = diagnose_job(result, {1: RankTrace(1, (rec(1, 1),))}, []).findings[0]
+        assert "after its script had ended" not in f.title and "destroy_process_group" not in f.fix
+
+    def test_sibling_never_destroyed_the_fix_is_to_destroy_it(self):
+        f = self.aborted(group_alive=True)
+        assert f.id == "rank-crashed" and f.severity is Severity.ERROR
+        assert "after its script had ended" in f.title and f.fix.startswith("dist.destroy_process_group()")
+
+
 class TestRankPeerLost:
     def test_control_a_rank_whose_own_error_only_mentions_a_socket_is_not_a_victim(self):
         said = "OSError: [Errno 98] Address already in use"

@@ -36,6 +36,15 @@ SIGSEGV_NO_GPU = (
     "python -X faulthandler SCRIPT   # the Python line of the crash; then: pip check; pip list | grep -i torch",
 )
 
+# SIGABRT after the script ran to its end, its default process group never destroyed: the
+# group's C++ threads still hold work while the interpreter tears down (pytorch/pytorch#190489).
+ABORT_AFTER_END = (
+    "The script had run to its end; the process aborted afterwards, while the interpreter tore down. Its process "
+    "group was never destroyed, so torch's process-group threads still held work then, and the C++ runtime aborted "
+    "('terminate called without an active exception'): the rank's work was done, but its launcher sees a failed rank.",
+    "dist.destroy_process_group()   # the script's last line, on every rank",
+)
+
 # Lines of a rank's stderr that say nothing about the user's problem.
 NOISE = ("Extension modules:", "<frozen runpy>", "gpudoctor/launch/child.py", "<no Python frame>")
 
@@ -45,8 +54,11 @@ def readable_tail(lines, keep: int) -> list[str]:
 
 
 
-def signal_cause(name: str | None, gpus: int | None, log: str) -> tuple[str, str]:
-    """(why, fix) for a rank killed by signal `name`, judged by the GPUs this machine has."""
+def signal_cause(name: str | None, gpus: int | None, log: str, group_left: bool = False) -> tuple[str, str]:
+    """(why, fix) for a rank killed by signal `name`, judged by the GPUs this machine has;
+    `group_left`: the script had ended with its process group never destroyed."""
+    if name == "SIGABRT" and group_left:
+        return ABORT_AFTER_END
     if name == "SIGSEGV" and gpus == 0:
         return SIGSEGV_NO_GPU
     return SIGNAL_CAUSES.get(name or "", ("The rank was killed by a signal.", f"read {log}"))

@@ -913,7 +913,18 @@ def _hook_exits(tracker: Tracker) -> None:
         original_exit(code)
 
     os._exit = _exit
-    atexit.register(lambda: tracker.ended(run_folder.RankExit("exit")))
+    atexit.register(lambda: tracker.ended(run_folder.RankExit("exit", group_alive=_group_alive())))
+
+
+def _group_alive() -> bool | None:
+    """Whether the script ended with its default process group never destroyed: the
+    threads of such a group can abort the process while the interpreter tears down."""
+    try:
+        import torch.distributed as dist
+
+        return bool(dist.is_available() and dist.is_initialized())
+    except Exception:  # noqa: BLE001 - an ending process: a fact, never an error
+        return None
 
 
 def install_rank(ctx) -> None:

@@ -24,7 +24,7 @@ from gpudoctor.catalog.findings.collectives import COLLECTIVE_STALL
 from gpudoctor.catalog.findings.ranks import RANK_CRASHED, RANK_PEER_LOST, RANK_RAISED, RANK_STOPPED
 from gpudoctor.core.findings import Finding
 from gpudoctor.knowledge.collectives import CollectiveRecord, StackFrame, analyze, short_where, user_frame
-from gpudoctor.hang.meaning import explained, signal_cause
+from gpudoctor.hang.meaning import ABORT_AFTER_END, explained, signal_cause
 from gpudoctor.hang.meeting_point import named_meeting_point
 from gpudoctor.hang.watch import STALL, CollectiveWatch, job_traces, rank_states, read_stages
 from gpudoctor.launch.rundir import RankTrace, fatal_path, stderr_path
@@ -207,6 +207,8 @@ def _how(o: RankOutcome, trace: RankTrace | None) -> tuple[str, str]:
     if o.error:
         return "exception", f"raised {o.error.type}: {o.error.message}".rstrip(": ")
     sig = _signal_name(o)
+    if sig and exit_info and exit_info.how == "exit":  # the atexit note: its script had run to its end
+        return "signal", f"was killed by {sig} after its script had ended"
     if sig:
         return "signal", f"was killed by {sig}"
     if exit_info and exit_info.how in ("os._exit", "sys.exit"):
@@ -456,7 +458,8 @@ def _crash_root(
         ev["signal"] = _signal_name(first)
     ev["collective"] = _collective_text(trace)
     ev["log"] = first.stderr_path
-    cause_finding = _first_failure(kind, first, where, gpus, ev, f"{words}{at}", _collective_text(trace))
+    group_left = bool(trace and trace.exit and trace.exit.how == "exit" and trace.exit.group_alive)
+    cause_finding = _first_failure(kind, first, where, gpus, ev, f"{words}{at}", _collective_text(trace), group_left)
     # What its error means, from the same knowledge base `diagnose` uses.
     findings.append(explained(cause_finding, first))
     exc_type, exc_message = _exception(first, trace)
@@ -605,9 +608,12 @@ def _short(words: str, limit: int = 160) -> str:
     return words if len(words) <= limit else words[: limit - 1] + "…"
 
 
-def _first_failure(kind: str, o: RankOutcome, where: str, gpus: int | None, ev: dict, how: str, collective: str) -> Finding:
+def _first_failure(
+    kind: str, o: RankOutcome, where: str, gpus: int | None, ev: dict, how: str, collective: str, group_left: bool = False
+) -> Finding:
     """The rank that failed first: its kind, case and fix by how it failed. A signal other
-    than SIGKILL adds what it means on this machine (a segfault without GPUs is not CUDA's)."""
+    than SIGKILL adds what it means on this machine (a segfault without GPUs is not CUDA's);
+    `group_left`: its script had ended with the process group never destroyed."""
     r = o.rank
     at_line = short_where(where) if where else ""
     if kind == EXCEPTION:
@@ -618,10 +624,11 @@ def _first_failure(kind: str, o: RankOutcome, where: str, gpus: int | None, ev: 
     if kind == SIGNAL and _signal_name(o) == "SIGKILL":
         return RANK_CRASHED(case="first-killed", evidence=ev, rank=r, how=how, collective=collective)
     if kind == SIGNAL:
-        meaning, action = signal_cause(_signal_name(o), gpus, o.stderr_path)
+        meaning, action = signal_cause(_signal_name(o), gpus, o.stderr_path, group_left)
         fatal = os.path.basename(fatal_path("", o.rank))
         return RANK_CRASHED(
-            case="first-signal", evidence=ev, rank=r, how=how, collective=collective, meaning=meaning, action=action, fatal=fatal
+            case="first-after-end" if (meaning, action) == ABORT_AFTER_END else "first-signal", evidence=ev, rank=r, how=how,
+            collective=collective, meaning=meaning, action=action, fatal=fatal,
         )
     fix_case = "first-exit" if where else "first-exit-unplaced"
     return RANK_CRASHED(

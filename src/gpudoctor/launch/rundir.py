@@ -223,6 +223,9 @@ class RankExit:
     message: str = ""
     where: str = ""  # "path/train.py:12": the user's line
     code: int | None = None
+    # how == "exit": whether the default process group was still initialised when the
+    # script ended (never destroyed); None where not known
+    group_alive: bool | None = None
 
 
 @dataclass(frozen=True)

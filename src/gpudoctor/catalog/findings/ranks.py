@@ -98,6 +98,7 @@ fix are then the pattern's own.""",
         "exited": "rank {rank} exited with code {code} after '{stage}'{note}",
         "first-killed": _FIRST_TITLE,
         "first-signal": _FIRST_TITLE,
+        "first-after-end": _FIRST_TITLE,
         "first-exit": _FIRST_TITLE,
         "also": _ALSO_TITLE,
     },
@@ -106,6 +107,7 @@ fix are then the pattern's own.""",
         "exited": "The rank's process ended with a non-zero exit code; its peers cannot finish without it.",
         "first-killed": _ROOT_WHY,
         "first-signal": _ROOT_WHY + " {meaning}",
+        "first-after-end": "{meaning}",
         "first-exit": _ROOT_WHY,
     },
     fix={
@@ -113,6 +115,7 @@ fix are then the pattern's own.""",
         "exited": "less {log}   # the rank's own output says why it exited",
         "first-killed": "killed from outside, most often by the kernel's OOM killer: dmesg -T | grep -i -E 'killed process|out of memory'",
         "first-signal": "a native crash: read the Python stack in {fatal} in the run folder, then `python -m gpudoctor check`; {action}",
+        "first-after-end": "{action}",
         "first-exit": "the rank chose to exit with {code} at {at_line}: read its log ({log})",
         "first-exit-unplaced": "the rank chose to exit with {code}: read what it printed before, in its log ({log})",
     },
@@ -123,7 +126,10 @@ machine with GPUs most often CUDA/NCCL (mismatched NCCL/CUDA/driver versions, a 
 build), on a machine without one a compiled extension built for another torch/numpy/Python
 or a CPU kernel (the finding says which, from the GPUs this machine has); `SIGBUS` is shared memory running
 out (a small `/dev/shm`); `SIGABRT` is a C++ exception or NCCL's watchdog aborting a stuck
-collective.""",
+collective. A `SIGABRT` *after its script had ended*, with the process group never destroyed,
+is the group's own threads aborting the process at interpreter teardown ("terminate called
+without an active exception"): the work was done, and `dist.destroy_process_group()` as the
+script's last line ends it cleanly.""",
     more_fix="""Follow the hint for the signal in the finding's fix line, e.g.
 
 ```sh
