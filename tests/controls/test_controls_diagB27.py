@@ -1,0 +1,63 @@
+"""Controls and siblings for the failures said without the word error (issue 35, the no-error-line rows of the parts
+retired in the twenty-sixth session): a Windows code page that cannot write the program's text (`console-encoding`,
+knowledge/patterns/classes27b.py), the GPU wanted and the work gone to the CPU (onnxruntime's CUDA provider not loaded,
+`onnxruntime-cuda-provider-failed`; a program's own line that it found no GPU and goes on on the CPU, `gpus-left-unused`
+case `cpu-fallback`), torch's no-kernel warning as a paste wraps or translates it (`cuda-no-kernel-image`), and the remedy
+a warning or an error-level line states where no rule names the failure (`log-inconclusive`'s fix, knowledge/remedy.py).
+The sample's cases are the logs as pasted; the other lines are real ones from the threads named beside them."""
+
+from __future__ import annotations
+
+from gpudoctor import api
+from gpudoctor.core.findings import Severity
+from test_controls_classes6 import case
+from test_controls_diagC20 import found, head
+
+# a Keras-like run's progress (no failure, no end)
+EPOCHS = "".join(f"Epoch {i}/20 - loss: {0.9 - i * 0.01:.4f} - accuracy: 0.{70 + i}\n" for i in range(1, 6))
+LATER = "".join(f"Epoch {i}/20 - loss: {0.9 - i * 0.01:.4f} - accuracy: 0.{70 + i}\n" for i in range(6, 21))
+# Python's encode frame on Windows (heldout26w aryansh33-models-deepfake-hybrids, PowerShell's redirection: cp1252)
+CP1252 = ('  File "C:\\Program Files\\Python310\\lib\\encodings\\cp1252.py", line 19, in encode\n'
+          "    return codecs.charmap_encode(input,self.errors,encoding_table)[0]\n")
+ARROW = "UnicodeEncodeError: 'charmap' codec can't encode character '\\u2192' in position 30: character maps to <undefined>\n"
+
+
+def errors(text: str) -> list[str]:
+    return [f.id for f in api.diagnose(text).findings if f.severity is Severity.ERROR]
+
+
+class TestConsoleEncoding:
+    verdict = "console-encoding"
+
+    def test_sibling_a_print_of_an_emoji_in_a_redirected_run(self):
+        # heldout26w apologizesss/ai-gold-bot: the training script's first print, cp874 (a Thai Windows)
+        f = head(case("heldout26w", "apologizesss-ai-gold-bot-training-log-txt"))
+        assert f.id == "console-encoding" and f.severity is Severity.ERROR
+        assert "PYTHONUTF8=1" in f.fix and "-X utf8" in f.fix and f.evidence["codec"] == "charmap"
+
+    def test_sibling_the_error_caught_and_logged_as_the_last_line(self):
+        # heldout26w amk1912/weather-prediction: the script's own handler logs it, and the run ends there
+        text = EPOCHS + ("Error in training script: 'charmap' codec can't encode character '\\u2713' in position 0: "
+                         "character maps to <undefined>\n")
+        assert head(text).id == "console-encoding"
+
+    def test_sibling_a_print_in_the_users_code(self):
+        text = EPOCHS + ('Traceback (most recent call last):\n  File "C:\\DF Hybrid models\\ViTxResNet504ds.py", line 410, in main\n'
+                         '    print(f"  [CKPT] New best AUC: {best_auc:.4f} \\u2192 best_by_auc.pt")\n' + CP1252 + ARROW)
+        assert errors(text) == ["console-encoding"]
+
+    def test_control_a_logging_error_the_run_went_on_from(self):
+        # logging's own report of a handler that could not write a record: the program goes on (a check mark in a log
+        # message, cp1252); nothing after it fails, and the run ends
+        logged = ('--- Logging error ---\nTraceback (most recent call last):\n  File "C:\\Python311\\Lib\\logging\\__init__.py", '
+                  'line 1113, in emit\n    stream.write(msg + self.terminator)\n' + CP1252 +
+                  "UnicodeEncodeError: 'charmap' codec can't encode character '\\u2705' in position 33: character maps to <undefined>\n"
+                  'Call stack:\n  File "C:\\work\\train.py", line 210, in <module>\n    logger.info(f"\\u2705 checkpoint saved")\n'
+                  "Message: '\\u2705 checkpoint saved'\nArguments: ()\n")
+        assert errors(EPOCHS + logged + LATER + "Training complete. Best accuracy: 0.93\n") == []
+
+    def test_control_other_codecs_are_other_failures(self):
+        # 'ascii' (a C locale, or the program's own encode), 'latin-1' (an HTTP header): not the Windows code page
+        for line in ("UnicodeEncodeError: 'ascii' codec can't encode character '\\u2019' in position 5: ordinal not in range(128)\n",
+                     "UnicodeEncodeError: 'latin-1' codec can't encode character '\\u2026' in position 30: ordinal not in range(256)\n"):
+            assert "console-encoding" not in found(EPOCHS + line), line
