@@ -61,3 +61,26 @@ class TestConsoleEncoding:
         for line in ("UnicodeEncodeError: 'ascii' codec can't encode character '\\u2019' in position 5: ordinal not in range(128)\n",
                      "UnicodeEncodeError: 'latin-1' codec can't encode character '\\u2026' in position 30: ordinal not in range(256)\n"):
             assert "console-encoding" not in found(EPOCHS + line), line
+
+
+class TestOnnxruntimeCudaProviderFailed:
+    verdict = "onnxruntime-cuda-provider-failed"
+
+    def test_sibling_cuda_path_set_but_cuda_not_loaded(self):
+        # facefusion/facefusion#294 (heldout26): the provider's DLL could not load, onnxruntime fell back to the CPU
+        f = found(case("heldout26", "facefusion-294-windows-cuda-run"))["onnxruntime-cuda-provider-failed"]
+        assert f.severity is Severity.WARN and "PATH" in f.fix
+
+    def test_sibling_the_provider_library_not_loaded_on_linux(self):
+        line = ("[E:onnxruntime:Default, provider_bridge_ort.cc:1744 TryGetProviderInfo_CUDA] Failed to load library "
+                "libonnxruntime_providers_cuda.so with error: libcublasLt.so.12: cannot open shared object file: No such file or directory\n")
+        assert "onnxruntime-cuda-provider-failed" in found(line)
+
+    def test_control_the_cuda_provider_applied(self):
+        # hacksider/Deep-Live-Cam#1394 (heldout26): insightface's line with the CUDA provider in charge
+        assert "onnxruntime-cuda-provider-failed" not in found(case("heldout26", "Deep-Live-Cam-1394-cuda-provider-run"))
+
+    def test_control_the_cpu_provider_asked_for(self):
+        text = ("python run.py --execution-provider cpu\nApplied providers: ['CPUExecutionProvider'], with options: "
+                "{'CPUExecutionProvider': {}}\nAvailable providers: ['CUDAExecutionProvider', 'CPUExecutionProvider']\n")
+        assert "onnxruntime-cuda-provider-failed" not in found(text)
