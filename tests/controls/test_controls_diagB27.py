@@ -84,3 +84,23 @@ class TestOnnxruntimeCudaProviderFailed:
         text = ("python run.py --execution-provider cpu\nApplied providers: ['CPUExecutionProvider'], with options: "
                 "{'CPUExecutionProvider': {}}\nAvailable providers: ['CUDAExecutionProvider', 'CPUExecutionProvider']\n")
         assert "onnxruntime-cuda-provider-failed" not in found(text)
+
+
+class TestCudaNoKernelImageWrapped:
+    verdict = "cuda-no-kernel-image"
+
+    def test_sibling_the_warning_hard_wrapped(self):
+        # guoqincode/Open-AnimateAnyone#114 (heldout26b): torch's warning broken over four lines by the paste
+        assert head(case("heldout26b", "open-animateanyone-114-h100-training")).id == "cuda-no-kernel-image"
+
+    def test_sibling_a_translated_paste(self):
+        # kijai/ComfyUI-Hunyuan3DWrapper#20 (heldout26): ComfyUI's exception as the reporter's translated page shows it
+        assert head(case("heldout26", "ComfyUI-Hunyuan3DWrapper-20-render-node")).id == "cuda-no-kernel-image"
+
+    def test_control_a_capability_in_other_words(self):
+        assert "cuda-no-kernel-image" not in found(EPOCHS + "Your GPU sm_90 is not compatible with this version of the kernels: rebuild them\n")
+
+    def test_sibling_a_cpu_only_build_keeps_its_own(self):
+        # ultralytics/ultralytics#227's CPU build beside a GPU: the build, not the architecture
+        text = "Ultralytics YOLOv8.0.3 Python-3.10.9 torch-1.13.1+cpu CPU\nNVIDIA GeForce RTX 3060\nUsing cpu device\n"
+        assert "cuda-no-kernel-image" not in found(text)

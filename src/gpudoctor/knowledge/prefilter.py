@@ -38,6 +38,7 @@ TRIGGERS = (
     "❌",
     "warn",
     "exception",
+    "内核映像",  # CUDA's "no kernel image" in a translated paste (cuda-no-kernel-image)
     "traceback",
     "timeout",
     "timed out",
