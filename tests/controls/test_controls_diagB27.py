@@ -104,3 +104,33 @@ class TestCudaNoKernelImageWrapped:
         # ultralytics/ultralytics#227's CPU build beside a GPU: the build, not the architecture
         text = "Ultralytics YOLOv8.0.3 Python-3.10.9 torch-1.13.1+cpu CPU\nNVIDIA GeForce RTX 3060\nUsing cpu device\n"
         assert "cuda-no-kernel-image" not in found(text)
+
+
+class TestGpusLeftUnusedProgramFallback:
+    verdict = "gpus-left-unused"
+
+    def test_sibling_a_program_that_found_no_gpu_and_went_on_on_the_cpu(self):
+        # IAHispano/Applio#249 (heldout26): the GTX 10 card in the title, the program's own fallback line
+        f = head(case("heldout26", "Applio-249-gtx10-gpu-not-detected"))
+        assert f.id == "gpus-left-unused" and f.severity is Severity.WARN and "fell back to the CPU" in f.title
+        assert "torch.cuda.is_available()" in f.fix  # what decides between a CPU build, the driver and the device option
+
+    def test_sibling_jax_keeps_its_own_fix(self):
+        smi = "| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |\n"
+        jax = "WARNING:absl:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n"
+        assert "jax[cuda12]" in found(smi + jax)["gpus-left-unused"].fix
+
+    def test_control_a_fallback_that_does_not_say_the_gpu_is_missing(self):
+        # heldout26w akash-338 (not failed): its own pre-flight found no PyTorch, "Falling back to CPU mode." on a line of its own
+        assert "gpus-left-unused" not in found(case("heldout26w", "akash-338-strawhats-defect-detection-training-log-txt"))
+
+    def test_control_one_component_on_the_cpu_the_run_on_the_gpu(self):
+        smi = "| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |\n"
+        text = (smi + "2024-05-01 10:00:00 - INFO - CUDA not available for the face parser, using CPU\n"
+                "2024-05-01 10:00:01 - INFO - Using device: cuda\n" + EPOCHS)
+        assert "gpus-left-unused" not in found(text)
+
+    def test_control_a_person_who_ran_it_on_the_cpu(self):
+        # nielsborie/loghi#18 (heldout14): the reporter's sentence, not the program's line
+        text = "RTX 3090\nI had to remove the **--gpus all** parameter to make it running on CPU.\n"
+        assert "gpus-left-unused" not in found(text)

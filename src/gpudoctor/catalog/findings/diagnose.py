@@ -599,7 +599,10 @@ accelerate's `Device: cpu`; the latest such line counts), a torch version that i
 (nvidia-smi's header, `CUDA Version: 11.6`, a GPU's name, torch's `CUDA available: True`) or asks for (`device="cuda:0"`,
 `device=0`, `CUDA_VISIBLE_DEVICES=0`): case `cpu-build` (the torch shown is a CPU build), `cpu-device` (torch says it sees
 the GPU), `cpu` (the log does not say which), `cpu-fallback` (the framework's own line that it fell back to the CPU:
-JAX's `No GPU/TPU found, falling back to CPU`; TensorFlow's is `tensorflow-gpu-libraries-not-loaded`), `cpu-layers`
+JAX's `No GPU/TPU found, falling back to CPU`, and any program's line that it found no GPU or CUDA and goes on on the CPU,
+Applio's `GPU not detected, reverting to CPU`, `CUDA not available. Training will be extremely slow on CPU.`: such a line
+shows the GPU was wanted, and its fix is the check that decides between a CPU-only build, the driver and the device option;
+TensorFlow's is `tensorflow-gpu-libraries-not-loaded`, onnxruntime's `onnxruntime-cuda-provider-failed`), `cpu-layers`
 (llama.cpp's `offloaded 0/33 layers to GPU`, Ollama's `layers.offload=0`); the run's line that it is one process (`world_size: 1`, `World size (gpu
 number): 1`, `Num processes: 1`, Lightning's `MEMBER: 1/1`, Horovod's `hvd.size()` of 1, `Not using distributed mode`) beside a launch that asked for several
 (`--nproc_per_node 4`, `CUDA_VISIBLE_DEVICES=0,1,2,3 python train.py`) or the reporter's sentence that it uses one GPU
