@@ -134,3 +134,30 @@ class TestGpusLeftUnusedProgramFallback:
         # nielsborie/loghi#18 (heldout14): the reporter's sentence, not the program's line
         text = "RTX 3090\nI had to remove the **--gpus all** parameter to make it running on CPU.\n"
         assert "gpus-left-unused" not in found(text)
+
+
+class TestLogInconclusiveStatedRemedy:
+    verdict = "log-inconclusive"
+    # Akegarasu/lora-scripts#501 (heldout26): the trainer's start-up warning, wrapped by its logger
+    TORCH = ("11:21:04-887737 WARNING  Torch version is lower than 2.3.0, which may not be able to train FLUX model properly. Consider\n"
+             "                         upgrading to a newer version.\n11:21:04-893821 INFO     Torch backend: nVidia CUDA 11.8 cuDNN 8700\n")
+
+    def test_sibling_a_warning_that_names_a_limit_and_its_remedy(self):
+        f = head(case("heldout26", "lora-scripts-501-torch-version-startup"))
+        assert f.id == "log-inconclusive" and f.fix.startswith('the message itself says: "Consider upgrading to a newer version" (line 7')
+        assert "advice" in f.evidence
+
+    def test_control_a_deprecation_notice(self):
+        # transformers/torch's notice (heldout18w Pein2017-Qwen2.5Vl, a not-failed run): what a later release changes
+        line = ("FutureWarning: `torch.cpu.amp.autocast(args...)` is deprecated. Please use `torch.amp.autocast('cpu', args...)` instead.\n")
+        assert "the message itself says" not in head(EPOCHS + line).fix
+
+    def test_control_a_warning_that_names_no_limit(self):
+        # torch's DataLoader warning (a run survives it): advice, and no limit the run met
+        line = ("UserWarning: This DataLoader will create 8 worker processes in total. Our suggested max number of worker in current "
+                "system is 4, which is smaller than what this DataLoader is going to create. Please be aware that excessive worker "
+                "creation might get DataLoader running slow or even freeze, lower the worker number to avoid potential slowness/freeze if necessary.\n")
+        assert "the message itself says" not in head(EPOCHS + line).fix
+
+    def test_sibling_an_error_the_rules_name_keeps_its_finding(self):
+        assert head(self.TORCH + EPOCHS + "RuntimeError: CUDA error: out of memory\n").id != "log-inconclusive"
