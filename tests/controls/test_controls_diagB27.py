@@ -71,6 +71,10 @@ class TestOnnxruntimeCudaProviderFailed:
         f = found(case("heldout26", "facefusion-294-windows-cuda-run"))["onnxruntime-cuda-provider-failed"]
         assert f.severity is Severity.WARN and "PATH" in f.fix
 
+    def test_sibling_quoted_in_the_title_and_the_reporters_sentence(self):
+        # facefusion/facefusion#469 (heldout26): the message without its "EP Error", in the title and in a sentence
+        assert "onnxruntime-cuda-provider-failed" in found(case("heldout26", "facefusion-469-cuda-path-provider"))
+
     def test_sibling_the_provider_library_not_loaded_on_linux(self):
         line = ("[E:onnxruntime:Default, provider_bridge_ort.cc:1744 TryGetProviderInfo_CUDA] Failed to load library "
                 "libonnxruntime_providers_cuda.so with error: libcublasLt.so.12: cannot open shared object file: No such file or directory\n")
