@@ -38,7 +38,7 @@ PATTERNS = [
         CAUSE,
         E,
         "Python could not write a character in the Windows code page its output uses: the run stopped at that print or write",
-        r"(?:\bUnicodeEncodeError: )?'(?P<codec>" + WINDOWS_CODECS + r")' codec can't encode characters?(?: (?P<character>'[^']{1,12}'))?",
+        r"(?:\b(?P<exception>UnicodeEncodeError): )?'(?P<codec>" + WINDOWS_CODECS + r")' codec can't encode characters?(?: (?P<character>'[^']{1,12}'))?",
         ("codec can't encode",),
         why="""On Windows, Python writes in the ANSI code page (cp1252, cp874, gbk, ...) wherever its output is not the console
         itself: redirected to a file or a pipe (python train.py > log.txt, PowerShell's Tee-Object, an IDE's, a scheduler's or a
