@@ -124,6 +124,12 @@ class TestGpusLeftUnusedProgramFallback:
         jax = "WARNING:absl:No GPU/TPU found, falling back to CPU. (Set TF_CPP_MIN_LOG_LEVEL=0 and rerun for more info.)\n"
         assert "jax[cuda12]" in found(smi + jax)["gpus-left-unused"].fix
 
+    def test_sibling_a_cpu_only_torch_shown_keeps_its_case(self):
+        # the same fallback line beside a torch that is a CPU build (ultralytics/ultralytics#227's version): the build decides
+        text = ("NVIDIA GeForce RTX 3060\ntorch 1.13.1+cpu\n2024-05-01 10:00:00 - WARNING - CUDA is not available, using CPU\n" + EPOCHS)
+        f = found(text)["gpus-left-unused"]
+        assert "CPU-only build" in f.title and "download.pytorch.org/whl/cu" in f.fix and f.severity is Severity.WARN
+
     def test_control_a_fallback_that_does_not_say_the_gpu_is_missing(self):
         # heldout26w akash-338 (not failed): its own pre-flight found no PyTorch, "Falling back to CPU mode." on a line of its own
         assert "gpus-left-unused" not in found(case("heldout26w", "akash-338-strawhats-defect-detection-training-log-txt"))
