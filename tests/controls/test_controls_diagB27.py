@@ -130,6 +130,12 @@ class TestGpusLeftUnusedProgramFallback:
         f = found(text)["gpus-left-unused"]
         assert "CPU-only build" in f.title and "download.pytorch.org/whl/cu" in f.fix and f.severity is Severity.WARN
 
+    def test_sibling_no_kernel_image_keeps_the_headline(self):
+        # torch's warning for a GPU its build has no kernels for (heldout26b stable-diffusion-k8s-10's line), then the program's fallback
+        text = ("NVIDIA H100 80GB HBM3 with CUDA capability sm_90 is not compatible with the current PyTorch installation.\n"
+                "GPU not detected, reverting to CPU (not recommended)\n" + EPOCHS)
+        assert head(text).id == "cuda-no-kernel-image"
+
     def test_control_a_fallback_that_does_not_say_the_gpu_is_missing(self):
         # heldout26w akash-338 (not failed): its own pre-flight found no PyTorch, "Falling back to CPU mode." on a line of its own
         assert "gpus-left-unused" not in found(case("heldout26w", "akash-338-strawhats-defect-detection-training-log-txt"))
