@@ -50,7 +50,7 @@ from gpudoctor.knowledge.progress import PROGRESS_AFTER, SCRIPT_STEP, WENT_ON_SH
 from gpudoctor.knowledge.ranks_heard import RanksHeard
 from gpudoctor.knowledge.gpus_unused import GpusUnused
 from gpudoctor.knowledge.nccl_loopback import NcclLoopback
-from gpudoctor.knowledge.remedy import Remedy, line_remedy
+from gpudoctor.knowledge.remedy import WARNED, Remedy, line_remedy
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.paste_parts import WORDS_PLACE, PasteParts, Worked, contradicting
@@ -406,7 +406,7 @@ class Diagnosis:
         if self.hits == hits and self.signs.events == events:
             said = "error" if error_level(raw) else "mention" if speaks_of_error(raw) else ""
             self.count_said(said, raw, line, source)
-            if self.advised is None and said != "mention" and (said or "arn" in raw or "ARN" in raw):
+            if self.advised is None and said != "mention" and (said or WARNED.search(raw) is not None):
                 remedy = line_remedy(raw, following(ADVICE_LINES) if following is not None else [], line, warning=not said)
                 self.advised = (line, raw.strip()[:200], remedy) if remedy is not None else None
         if self.signs.events != events:
