@@ -117,7 +117,7 @@ class TestGpusLeftUnusedProgramFallback:
         # IAHispano/Applio#249 (heldout26): the GTX 10 card in the title, the program's own fallback line
         f = head(case("heldout26", "Applio-249-gtx10-gpu-not-detected"))
         assert f.id == "gpus-left-unused" and f.severity is Severity.WARN and "fell back to the CPU" in f.title
-        assert "torch.cuda.is_available()" in f.fix  # what decides between a CPU build, the driver and the device option
+        assert "torch.cuda.is_available()" in f.fix and "get_arch_list" in f.fix  # what decides: a CPU build, the driver, a library, the arch
 
     def test_sibling_jax_keeps_its_own_fix(self):
         smi = "| NVIDIA-SMI 535.104.05             Driver Version: 535.104.05   CUDA Version: 12.2     |\n"

@@ -391,7 +391,7 @@ class GpusUnused(HeadLines):
             evidence["what decides it"] = ENDED_WELL
         return [GPUS_LEFT_UNUSED(
             # (JAX's own fix is its CUDA build; another program's, what decides it; a CPU build shown decides it already)
-            case=case, fix_case="cpu" if own is not None and case == "cpu-fallback" else None,
+            case=case, fix_case="cpu-fallback-program" if own is not None and case == "cpu-fallback" else None,
             severity=Severity.WARN if meant is not None and not ended else Severity.INFO, evidence=evidence,
             line=cpu[0], banner=f"the reporter's words: {cpu[1]}" if cpu is self.said_cpu else cpu[1], gpu_line=gpu[0], gpu=gpu[1][:120],
             build=self.build[2] if self.build is not None else "",
