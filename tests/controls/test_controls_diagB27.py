@@ -146,6 +146,10 @@ class TestGpusLeftUnusedProgramFallback:
                 "2024-05-01 10:00:01 - INFO - Using device: cuda\n" + EPOCHS)
         assert "gpus-left-unused" not in found(text)
 
+    def test_control_a_cpu_machine_that_counts_no_gpu(self):
+        # the fallback on a machine whose count of GPUs is zero: no GPU shown, the CPU is all there is
+        assert "gpus-left-unused" not in found("Found 0 GPUs\nNo GPU found, using CPU\n" + EPOCHS)
+
     def test_control_a_person_who_ran_it_on_the_cpu(self):
         # nielsborie/loghi#18 (heldout14): the reporter's sentence, not the program's line
         text = "RTX 3090\nI had to remove the **--gpus all** parameter to make it running on CPU.\n"

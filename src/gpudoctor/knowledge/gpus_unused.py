@@ -132,10 +132,10 @@ CUDA_ANSWER = re.compile(
     rb"|\bPhysicalDevice\(name='/physical_device:(GPU):\d+'",
     re.IGNORECASE,
 )
-# The log shows a GPU: nvidia-smi's header, a CUDA version, a GPU's name, a count of GPUs, a GPU machine
+# The log shows a GPU: nvidia-smi's header, a CUDA version, a GPU's name, a count of GPUs (not "Found 0 GPUs"), a GPU machine
 SHOWN = re.compile(
     rb"\bNVIDIA-SMI \d|\bCUDA [Vv]ersion:? \d|\b(?:Tesla|GeForce|Quadro|TITAN|Titan|RTX|GTX)\b|\b(?:[AHVP]100|H200|A[1-6]000|A10G?|A40|L40S?|L4|T4|K80)\b"
-    rb"|\b\d+\s*(?:x\s*)?(?:GPUs|gpus)\b|\b(?:GPU|gpu) (?:server|machine|node|box|cards?)\b|\bFound device \d+ with properties"
+    rb"|\b[1-9]\d*\s*(?:x\s*)?(?:GPUs|gpus)\b|\b(?:GPU|gpu) (?:server|machine|node|box|cards?)\b|\bFound device \d+ with properties"
     rb"|\b(?:Radeon|gfx\d{3,4}|Instinct MI\d+)\b|\bfound [1-9]\d* (?:CUDA|ROCm) devices\b"
 )
 # The job asked for a CUDA device: device="cuda:0", "device": 'cuda', device=0, --device 0, .cuda(), CUDA_VISIBLE_DEVICES=0
