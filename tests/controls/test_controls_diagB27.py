@@ -179,5 +179,8 @@ class TestLogInconclusiveStatedRemedy:
                 "creation might get DataLoader running slow or even freeze, lower the worker number to avoid potential slowness/freeze if necessary.\n")
         assert "the message itself says" not in head(EPOCHS + line).fix
 
+    def test_control_a_person_asking_for_help(self):
+        assert "the message itself says" not in head(EPOCHS + "WARNING: I cannot install it on my laptop, please help\n").fix
+
     def test_sibling_an_error_the_rules_name_keeps_its_finding(self):
         assert head(self.TORCH + EPOCHS + "RuntimeError: CUDA error: out of memory\n").id != "log-inconclusive"

@@ -27,7 +27,7 @@ from typing import Iterable, Optional
 ADVICE = re.compile(
     r"(?<![\w-])(?:"
     r"you (?:can|could|may|might|should|must|need to|will need to|have to|may want to|might want to) (?:also |either |now )?\w+|"
-    r"please (?!note\b|be aware\b|wait\b|understand\b|be patient\b|stand by\b|hold on\b|ignore\b)\w+|"
+    r"please (?!note\b|be aware\b|wait\b|understand\b|be patient\b|stand by\b|hold on\b|ignore\b|help\b)\w+|"
     r"(?:maybe |(?:to (?:fix|solve|resolve|avoid|debug|enable|disable) (?:this|that|it)[^,.:;]{0,40}[,:]?\s*))?"
     r"(?:try(?:ing)? (?:to )?(?:setting|set|using|use|passing|pass|running|run|installing|install|upgrading|upgrade|"
     r"reinstalling|reinstall|reducing|reduce|increasing|increase|adding|add|calling|call|lowering|lower|raising|raise|"
