@@ -28,7 +28,10 @@ of its device or its process count, compared with what the log shows of the GPUs
   decides (a log with a CPU run and a GPU run appended after it ends on the GPU). A torch version that is a CPU build
   (`1.13.1+cpu`, ultralytics/ultralytics#227), torch's answer `CUDA available: False`, and the reporter's sentence that
   the job still uses the CPU ("it still tells me it is using cpu device", AI4Finance-Foundation/FinRL#926) say the same,
-  and so does a framework's line that it fell back to the CPU (JAX's `No GPU/TPU found, falling back to CPU`).
+  and so does a framework's line that it fell back to the CPU (JAX's `No GPU/TPU found, falling back to CPU`, and the same
+  line in any program's words, issue 35's heldout26 Applio-249: "GPU not detected, reverting to CPU (not recommended)",
+  "CUDA not available. Training will be extremely slow on CPU."; a program's own line says it wanted the GPU, so it is a
+  warning beside a GPU the log shows, its fix the check that decides why; JAX's says it on any machine and keeps the rule).
   Beside a GPU the log shows (nvidia-smi's header, `CUDA Version: 11.6`, a GPU's name, "8 GPUs", torch's `CUDA
   available: True`) or a GPU the job asked for (`device="cuda:0"`, `device=0`, `--device 0`, `.cuda()`,
   `CUDA_VISIBLE_DEVICES=0`), the job ran on the CPU with GPUs there: case `cpu-build` where the torch shown is a CPU build
@@ -100,8 +103,18 @@ STATE = re.compile(
 # line): JAX's "WARNING:absl:No GPU/TPU found, falling back to CPU.", ColabFold's "WARNING: no GPU detected, will be using
 # CPU" (TensorFlow's "Skipping registering GPU devices..." is its own pattern, tensorflow-gpu-libraries-not-loaded)
 FALLBACK = re.compile(
-    rb"^(?:[^\n\"'=]{0,100}?(?: - |\] |: |:| \| ))?(?:No GPU/TPU found, falling back to CPU"
-    rb"|no GPU (?:detected|found|available), (?:will be using|using|falling back to|fall back to) (?:the )?CPU)\b",
+    rb"^(?:[^\n\"'=]{0,100}?(?: - |\] |: |:| \| ))?\W{0,3}(?:No GPU/TPU found, falling back to CPU"
+    # the class of the same line in every program's words (issue 35, heldout26's no-error-line rows): the GPU, or CUDA, not
+    # found, then the CPU it goes on on, in the same line: Applio's "GPU not detected, reverting to CPU (not recommended)",
+    # "CUDA not available. Training will be extremely slow on CPU.", "CUDA is not available, using CPU", "No CUDA GPUs are
+    # available - falling back to CPU"; never a fallback that does not say the GPU is missing (akash-338's "Falling back to
+    # CPU mode." after its own PyTorch check, a line of its own) nor a person's sentence (it starts the line, after a log prefix)
+    rb"|(?:no (?:NVIDIA |CUDA |usable |compatible |supported )?(?:GPUs?|CUDA)(?:/TPU)?(?: GPUs?| devices?)? (?:(?:is|are|was|were) )?(?:detected|found|available|usable)"
+    rb"|(?:the |an? )?(?:NVIDIA |CUDA )?(?:GPUs?|CUDA)(?: GPUs?| devices?)? (?:(?:is|are|was|were) )?(?:not (?:detected|found|available|usable|supported)|unavailable))"
+    # (where: "on this machine"; never what for: "CUDA not available for the face parser, using CPU" is one part's fallback)
+    rb"(?: (?:on|in) (?:this|the|your) (?:machine|system|host|computer|device|environment))?(?:[.,;:!]+|\s+-+)?\s*(?:\([^)\n]{0,40}\)\s*)?"
+    rb"(?:(?:reverting|falling back|fall back|switching|defaulting|reverted|fell back|switched|defaulted) to|(?:will be |will |we will )?(?:using|use|run(?:ning)?(?: on)?)"
+    rb"|[^\n.;]{0,40}?\bwill\b[^\n.;]{0,30}?\bon)\s+(?:the\s+)?CPU)\b",
     re.IGNORECASE | re.MULTILINE,
 )
 # llama.cpp's count of the model's layers it put on the GPU (llama.cpp, and Ollama, LM Studio, koboldcpp on it):
@@ -119,10 +132,10 @@ CUDA_ANSWER = re.compile(
     rb"|\bPhysicalDevice\(name='/physical_device:(GPU):\d+'",
     re.IGNORECASE,
 )
-# The log shows a GPU: nvidia-smi's header, a CUDA version, a GPU's name, a count of GPUs, a GPU machine
+# The log shows a GPU: nvidia-smi's header, a CUDA version, a GPU's name, a count of GPUs (not "Found 0 GPUs"), a GPU machine
 SHOWN = re.compile(
     rb"\bNVIDIA-SMI \d|\bCUDA [Vv]ersion:? \d|\b(?:Tesla|GeForce|Quadro|TITAN|Titan|RTX|GTX)\b|\b(?:[AHVP]100|H200|A[1-6]000|A10G?|A40|L40S?|L4|T4|K80)\b"
-    rb"|\b\d+\s*(?:x\s*)?(?:GPUs|gpus)\b|\b(?:GPU|gpu) (?:server|machine|node|box|cards?)\b|\bFound device \d+ with properties"
+    rb"|\b[1-9]\d*\s*(?:x\s*)?(?:GPUs|gpus)\b|\b(?:GPU|gpu) (?:server|machine|node|box|cards?)\b|\bFound device \d+ with properties"
     rb"|\b(?:Radeon|gfx\d{3,4}|Instinct MI\d+)\b|\bfound [1-9]\d* (?:CUDA|ROCm) devices\b"
 )
 # The job asked for a CUDA device: device="cuda:0", "device": 'cuda', device=0, --device 0, .cuda(), CUDA_VISIBLE_DEVICES=0
@@ -164,7 +177,7 @@ BANNER_WORDS = (b"used: False", b"Num GPUs")
 # the head of a GPU job's log says "GPU" and "cuda" on nearly every line
 GATES: tuple[tuple[re.Pattern[bytes], tuple[bytes, ...]], ...] = (
     (STATE, (b"evice", b"on CPU", b"on cpu", b"on the CPU", b"on GPU", b"on gpu", b"on the GPU", b"on CUDA", b"on cuda")),
-    (FALLBACK, (b"back to CPU", b"back to cpu", b"using CPU", b"using cpu")),
+    (FALLBACK, tuple(w + cpu for w in (b"to ", b"to the ", b"se ", b"sing ", b"on ", b"on the ", b"un ") for cpu in (b"CPU", b"cpu"))),
     (LAYERS, (b"layers to GPU", b"layers.offload")),
     (CPU_BUILD, (b"+cpu",)),
     (CUDA_ANSWER, (b"vailable", b"VAILABLE", b"physical_device:GPU")),
@@ -357,8 +370,11 @@ class GpusUnused(HeadLines):
         gpu = (self.answer[:2] if sees and self.answer is not None else None) or self.shown or self.cuda_asked or self.said
         if cpu is None or gpu is None:
             return []
-        meant = self.cuda_asked or self.asked or self.said or self.said_cpu
         state = self.device[2] if self.device is not None else ""
+        # a program's own line that it looked for the GPU and went on on the CPU says the GPU was meant (JAX's says it of any
+        # machine, and keeps to the rest: a GPU the log shows, or asks for)
+        own = cpu if state == "fallback" and b"TPU" not in cpu[1].encode("utf-8") else None
+        meant = self.cuda_asked or self.asked or self.said or self.said_cpu or own
         case = ("cpu-layers" if state == "layers" else "cpu-build" if self.build is not None else "cpu-fallback" if state == "fallback"
                 else "cpu-device" if sees else "cpu")
         evidence: dict[str, Any] = {"on the CPU": f"line {cpu[0]}: {cpu[1]}", "GPU": f"line {gpu[0]}: {gpu[1]}"}
@@ -374,7 +390,9 @@ class GpusUnused(HeadLines):
         elif ended:
             evidence["what decides it"] = ENDED_WELL
         return [GPUS_LEFT_UNUSED(
-            case=case, severity=Severity.WARN if meant is not None and not ended else Severity.INFO, evidence=evidence,
+            # (JAX's own fix is its CUDA build; another program's, what decides it; a CPU build shown decides it already)
+            case=case, fix_case="cpu-fallback-program" if own is not None and case == "cpu-fallback" else None,
+            severity=Severity.WARN if meant is not None and not ended else Severity.INFO, evidence=evidence,
             line=cpu[0], banner=f"the reporter's words: {cpu[1]}" if cpu is self.said_cpu else cpu[1], gpu_line=gpu[0], gpu=gpu[1][:120],
             build=self.build[2] if self.build is not None else "",
             meant=(f", and line {meant[0]} shows it meant to use one" if meant is not None and meant != cpu

@@ -38,6 +38,8 @@ TRIGGERS = (
     "❌",
     "warn",
     "exception",
+    "内核映像",  # CUDA's "no kernel image" in a translated paste (cuda-no-kernel-image)
+    "cuda_path is set",  # onnxruntime's CUDA provider not loaded, quoted without its "EP Error" (onnxruntime-cuda-provider-failed)
     "traceback",
     "timeout",
     "timed out",

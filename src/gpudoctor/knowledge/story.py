@@ -50,6 +50,7 @@ from gpudoctor.knowledge.progress import PROGRESS_AFTER, SCRIPT_STEP, WENT_ON_SH
 from gpudoctor.knowledge.ranks_heard import RanksHeard
 from gpudoctor.knowledge.gpus_unused import GpusUnused
 from gpudoctor.knowledge.nccl_loopback import NcclLoopback
+from gpudoctor.knowledge.remedy import WARNED, Remedy, line_remedy
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.paste_parts import WORDS_PLACE, PasteParts, Worked, contradicting
@@ -289,6 +290,7 @@ def first_hit(seen: Seen) -> int:
 
 
 ERROR_LINES_KEPT = 3
+ADVICE_LINES = 2  # lines after a line read on for the remedy it states (a sentence a logger wrapped)
 
 
 
@@ -366,6 +368,9 @@ class Diagnosis:
         self.error_count = 0
         # (line, text) of the first lines that speak of an error in words no rule reads (knowledge/mentions.py)
         self.mention_lines: list[tuple[int, str]] = []
+        # (line, text, remedy): the first line no rule reads, logged at error level or a warning of a limit, that states its
+        # own remedy (knowledge/remedy.py `line_remedy`)
+        self.advised: Optional[tuple[int, str, Remedy]] = None
         self.mention_count = 0
         self.all_ranks: set[int] = set()
         self.sources: list[str] = []
@@ -401,6 +406,9 @@ class Diagnosis:
         if self.hits == hits and self.signs.events == events:
             said = "error" if error_level(raw) else "mention" if speaks_of_error(raw) else ""
             self.count_said(said, raw, line, source)
+            if self.advised is None and said != "mention" and (said or WARNED.search(raw) is not None):
+                remedy = line_remedy(raw, following(ADVICE_LINES) if following is not None else [], line, warning=not said)
+                self.advised = (line, raw.strip()[:200], remedy) if remedy is not None else None
         if self.signs.events != events:
             return  # not remembered: what the line said matters next time too
         if len(self.quiet) + len(self.noise) > MEMO:

@@ -18,7 +18,7 @@ from gpudoctor.knowledge.pattern import CAUSE, Pattern
 from gpudoctor.knowledge.libraries import PROJECTS, USER_PSEUDO, native_owner, package_of
 from gpudoctor.knowledge.patterns import ALL, BY_ID, classes9, classes12a, classes20b, classes23c
 from gpudoctor.knowledge.relays import relay_in
-from gpudoctor.knowledge.remedy import remedy_in
+from gpudoctor.knowledge.remedy import Remedy, remedy_in, remedy_step
 from gpudoctor.knowledge.signature import frame_search_url, search_url, signature
 from gpudoctor.knowledge.signs import KIND, Frame, Sign
 
@@ -568,7 +568,7 @@ def what_it_says(sign: Optional[Sign], exception: str = "", message: str = "", l
 def with_what_it_says(fix: str, said: dict) -> str:
     """The next step, led by the message's own remedy and followed by the issue search."""
     if "remedy" in said:
-        fix = f'the message itself says: "{said["remedy"]}" (line {said["remedy_line"]}); {fix}'
+        fix = remedy_step(Remedy(said["remedy"], said["remedy_line"])) + fix
     if "search" not in said:
         return fix
     where = "the issues of every project on GitHub" if said["project"] == "GitHub" else f"{said['project']}'s issues"

@@ -26,6 +26,7 @@ from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.said_oom import SaidOom
 from gpudoctor.knowledge.setting import VM, WSL, SettingSeen
+from gpudoctor.knowledge.remedy import remedy_step
 from gpudoctor.knowledge.reported import REPORTED_PLACE, Reported
 from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import SAID_WORDS, Diagnosis
@@ -284,17 +285,20 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         under += NCCL_STEP
     under = platform_step(d) + under  # (first: the platform decides more than where the ranks' output went)
     shown = {"launcher": d.launcher} if d.launcher else {}
+    advice = remedy_step(d.advised[2], d.advised[1]) if d.advised is not None else ""  # a line's own remedy leads (knowledge/remedy.py)
+    if d.advised is not None:
+        shown["advice"] = f"line {d.advised[0]}: {d.advised[1]}"
     if d.error_lines:
         reported = {"reported": said} if said else {}
         said = [f"line {n}: {text}" for n, text in d.error_lines]
         return LOG_INCONCLUSIVE(case="errors", evidence={"lines": d.lines, "error lines": said, **shown, **reported}, lines=d.lines,
-                                count=d.error_count, first=d.error_lines[0][0], under_launcher=under)
+                                count=d.error_count, first=d.error_lines[0][0], under_launcher=under, advice=advice)
     if d.mention_lines:
         leads = lead_first(d.mention_lines)[:MENTIONS_KEPT]
         said = [f"line {n}: {text}" for n, text in leads]
         return LOG_INCONCLUSIVE(case="mentions", evidence={"lines": d.lines, "lines that speak of an error": said, **shown},
-                                lines=d.lines, count=d.mention_count, first=leads[0][0], under_launcher=under)
-    return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines, under_launcher=under)
+                                lines=d.lines, count=d.mention_count, first=leads[0][0], under_launcher=under, advice=advice)
+    return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines, under_launcher=under, advice=advice)
 
 
 def reported_failure(d: Diagnosis) -> Optional[Said]:

@@ -269,8 +269,13 @@ PATTERNS_EARLY = [
         CAUSE,
         W,
         "onnxruntime could not create its CUDA execution provider: the model runs on the CPU (CUDA or cuDNN libraries missing or of another version)",
-        r"Failed to create (?P<provider>CUDA|TensorRT)ExecutionProvider",
-        ("ExecutionProvider",),
+        r"Failed to create (?P<provider>CUDA|TensorRT)ExecutionProvider"
+        # the same failure in its other words (onnxruntime_pybind_state.cc, provider_bridge_ort.cc): the CUDA libraries not
+        # loaded on Windows (facefusion/facefusion#469, #294), the provider's own library not loaded (LoadLibrary's error 126
+        # on Windows, dlopen's on Linux: a CUDA or cuDNN library it links missing)
+        r"|CUDA_PATH is set but CUDA wasn'?t\s+able to be loaded"
+        r"|(?:LoadLibrary failed with error \d+|Failed to load library)\b.{0,300}?onnxruntime_providers_(?P<library>cuda|tensorrt)\b",
+        ("ExecutionProvider", "CUDA_PATH is set", "onnxruntime_providers_cuda", "onnxruntime_providers_tensorrt"),
         why="""onnxruntime-gpu loads its CUDA provider (libonnxruntime_providers_cuda.so) at session creation; it needs the CUDA
         runtime, cuBLAS and cuDNN of the major versions that onnxruntime release was built for. When one of them is missing or
         of another version it warns and falls back to the CPU provider, so inference or training that was meant for the GPU
@@ -278,13 +283,20 @@ PATTERNS_EARLY = [
         leaves the CPU-only build in charge.""",
         fix="""compare onnxruntime's CUDA/cuDNN requirements table (its docs, for the installed version: `pip show onnxruntime-gpu`) with
         the libraries this environment loads (ldconfig -p | grep -E 'libcudnn|libcublas', or the nvidia-*-cu12 wheels torch
-        installed); install the onnxruntime-gpu build for that CUDA major version, uninstall the CPU-only onnxruntime package, and
+        installed; on Windows, the CUDA and cuDNN bin folders on PATH: `where cublasLt64_*.dll cudnn64_*.dll` finds them); install the
+        onnxruntime-gpu build for that CUDA major version (or those libraries for it), uninstall the CPU-only onnxruntime package, and
         check with `python -c "import onnxruntime as ort; print(ort.get_available_providers())"`""".replace("\n        ", " "),
         examples=[
             ("`2022-01-31 20:57:03.234399301 [W:onnxruntime:Default, onnxruntime_pybind_state.cc:535 CreateExecutionProviderInstance] Failed to create CUDAExecutionProvider. Please reference https://onnxruntime.ai/docs/reference/execution-providers/CUDA-ExecutionProvider.html#requirements to ensure all dependencies are met.`",
              "Lednik7/CLIP-ONNX#2 (the provider's CUDA/cuDNN requirements not met)"),
+            ("EP Error D:\\a\\_work\\1\\s\\onnxruntime\\python\\onnxruntime_pybind_state.cc:743 onnxruntime::python::CreateExecutionProviderInstance CUDA_PATH is set but CUDA wasn't able to be loaded. Please install the correct version of CUDA and cuDNN as mentioned in the GPU requirements page (https://onnxruntime.ai/docs/execution-providers/CUDA-ExecutionProvider.html#requirements), make sure they're in the PATH, and that your GPU is supported.",
+             "facefusion/facefusion#294 (heldout26: Windows, onnxruntime-gpu's CUDA libraries not found; it fell back to the CPU)"),
+            ("2024-01-06 21:27:06.9504247 [E:onnxruntime:Default, provider_bridge_ort.cc:1480 onnxruntime::TryGetProviderInfo_CUDA] D:\\a\\_work\\1\\s\\onnxruntime\\core\\session\\provider_bridge_ort.cc:1193 onnxruntime::ProviderLibrary::Get [ONNXRuntimeError] : 1 : FAIL : LoadLibrary failed with error 126 \"\" when trying to load \"C:\\Users\\agusc\\AppData\\Local\\Programs\\Python\\Python310\\lib\\site-packages\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll\"",
+             "facefusion/facefusion#294 (the provider's DLL could not load a CUDA or cuDNN DLL it needs)"),
         ],
-        not_examples=["providers=['CUDAExecutionProvider', 'CPUExecutionProvider']", "Available providers: ['CUDAExecutionProvider', 'CPUExecutionProvider']"],
+        not_examples=["providers=['CUDAExecutionProvider', 'CPUExecutionProvider']", "Available providers: ['CUDAExecutionProvider', 'CPUExecutionProvider']",
+                      "Applied providers: ['CUDAExecutionProvider', 'CPUExecutionProvider'], with options: {'CUDAExecutionProvider': {'device_id': '0'}}",
+                      "set CUDA_PATH=C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4"],
         fields=groups,
     ),
     pattern(

@@ -201,16 +201,19 @@ PATTERNS = [
         CAUSE,
         E,
         "this torch build has no kernels for this GPU's compute capability (architecture)",
-        r"no kernel image is available for execution on the device|with CUDA capability (?P<capability>sm_\d+) is not compatible with the current PyTorch installation"
+        r"no kernel image is available for execution on the device|(?:with CUDA capability |^\s*)(?P<capability>sm_\d+) is not compatible with the current PyTorch installation"
+        # (the warning hard-wrapped by a paste: its second line opens on the capability, guoqincode/Open-AnimateAnyone#114; and
+        # CUDA's message in the Chinese a translated paste gives it, kijai/ComfyUI-Hunyuan3DWrapper#20)
+        r"|设备上没有可用于执行的内核映像"
         # torch's warning for a GPU below the build's minimum (1.x-2.x), and its wording since the CC table (2.8+);
         # not its "Found GPU0 ... capability" line alone: a GPU one minor version past the build's runs (GB10's 12.1)
         r"|PyTorch no longer supports this GPU because it is too old|Your installed torch==(?P<torch>\S+) does not include kernels for this GPU"
         # the same warning's other lines (1.x-2.x): a paste often starts below its first, so any of them is the warning
         # (cloveranon/Clover-Edition#159): the build's arch list, the pointer to the install page
-        r"|The current PyTorch install supports CUDA capabilities (?P<supported>(?:(?:sm|compute)_\d+a?\s*)+)"
+        r"|(?:The current PyTorch |^\s*)install supports CUDA capabilities (?P<supported>(?:(?:sm|compute)_\d+a?\s*)+)"
         r"|If you want to use the (?P<gpu>.+?) GPU with PyTorch, please check the instructions at",
         ("no kernel image", "is not compatible with the current PyTorch", "no longer supports this GPU", "kernels for this GPU",
-         "install supports CUDA capabilities", "GPU with PyTorch, please check"),
+         "install supports CUDA capabilities", "GPU with PyTorch, please check", "内核映像"),
         why="""torch (or a CUDA extension) was compiled for other compute capabilities than this GPU's
         (torch.cuda.get_arch_list()): a too-new GPU with an old wheel, or an old GPU dropped by a new wheel.""",
         fix="pip install torch --index-url https://download.pytorch.org/whl/cu128   # a wheel whose arch list includes your GPU; rebuild custom CUDA extensions",
@@ -221,8 +224,15 @@ PATTERNS = [
              "cloveranon/Clover-Edition#159 (the warning pasted without its first line; an RTX 3060 Laptop GPU, sm_86)"),
             ("If you want to use the NVIDIA GeForce RTX 3060 Laptop GPU GPU with PyTorch, please check the instructions at https://pytorch.org/get-started/locally/",
              "cloveranon/Clover-Edition#159"),
+            ("sm_90 is not compatible with the current PyTorch installation.",
+             "guoqincode/Open-AnimateAnyone#114 (heldout26b: the warning hard-wrapped, 'NVIDIA H100 PCIe with CUDA capability' on the line above)"),
+            ("install supports CUDA capabilities sm_37 sm_50 sm_60 sm_70 sm_75 sm_80 sm_86.", "guoqincode/Open-AnimateAnyone#114 (the same paste's next lines)"),
+            ("!!! 处理过程中出现异常 !!! CUDA 错误：设备上没有可用于执行的内核映像",
+             "kijai/ComfyUI-Hunyuan3DWrapper#20 (heldout26: ComfyUI's exception in a translated paste)"),
         ],
-        not_examples=["Please install PyTorch following the instructions at https://pytorch.org/get-started/locally/"],
+        not_examples=["Please install PyTorch following the instructions at https://pytorch.org/get-started/locally/",
+                      "Your GPU sm_90 is not compatible with this version of the kernels: rebuild them",
+                      "pip install supports CUDA capabilities checks since 23.1"],
         fields=groups,
     ),
     pattern(
