@@ -132,3 +132,138 @@ class TestLocalRankGateWritesThroughAHelper:
         code = FLAG_GATE.replace("TEST", "args.local_rank == 0 or args.local_rank == -1").replace(
             "default=-1", 'default=int(os.environ.get("LOCAL_RANK", -1))').replace("import argparse", "import argparse, os")
         assert found(code, self.rule) == [(11, "warning")]
+
+
+# multinode.py rewritten for one process per machine (lint heldout25b u014): rank 0 of 2 at a LAN address, each
+# machine's copy told its rank by hand; the same pin at a file:// store (lint dev3 h057) shows no other copy
+OWN_RENDEZVOUS = """
+    import torch
+    from torch.distributed import init_process_group
+
+    def ddp_setup():
+        init_process_group(backend="nccl", init_method=METHOD, world_size=2, rank=0)
+
+    if __name__ == "__main__":
+        ddp_setup()
+"""
+
+# the DDP note's example run as one process (lint heldout25 u032): main() calls example(0, 2), nothing spawns
+RUN_ONCE = """
+    import os
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def example(rank, world_size):
+        dist.init_process_group("gloo", rank=rank, world_size=world_size)
+        model = nn.Linear(10, 10).to(rank)
+        ddp_model = DDP(model, device_ids=[rank])
+
+    def main():
+        START
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+class TestRankHardcodedOnEachMachine:
+    """rank-hardcoded: rank 0 pinned at an address other machines reach is one machine's copy (a warning); at a
+    file:// store it stays an error."""
+
+    verdict = "rank-hardcoded"
+    rule = "rank-hardcoded"
+
+    def test_control_an_address_other_machines_reach(self):
+        assert found(OWN_RENDEZVOUS.replace("METHOD", '"tcp://192.168.126.228:8080"'), self.rule) == [(5, "warning")]
+
+    def test_sibling_a_file_store(self):
+        assert found(OWN_RENDEZVOUS.replace("METHOD", '"file:///tmp/rendezvous"'), self.rule) == [(5, "error")]
+
+
+class TestSetDeviceLiteralRunOnce:
+    """set-device-literal: a rank the file's one call gives as a literal is one process's own GPU; the hang is
+    rank-hardcoded's, said at the init naming the call."""
+
+    verdict = "set-device-literal"
+    rule = "set-device-literal"
+
+    def test_control_the_literal_rank_is_the_call_argument(self):
+        assert found(RUN_ONCE.replace("START", "example(0, 2)"), self.rule) == []
+        assert found(RUN_ONCE.replace("START", "example(0, 2)"), "rank-hardcoded") == [(8, "error")]
+
+    def test_sibling_spawned_workers_pick_gpu_zero(self):
+        code = RUN_ONCE.replace("START", "mp.spawn(example, args=(2,), nprocs=2)").replace(
+            "device_ids=[rank]", "device_ids=[0]")
+        assert found(code, self.rule) == [(10, "warning")]
+
+
+# nanoGPT's train.py with its rank set-up cut out (lint heldout25c u006): `master_process = True` on every process
+ALWAYS_MASTER = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.distributed import init_process_group
+
+    init_process_group(backend="nccl")
+    FLAG
+    model = DDP(GPT().cuda(), device_ids=[0])
+    for iter_num in range(100):
+        if iter_num % 10 == 0 and master_process:
+            losses = model(torch.zeros(1))
+"""
+
+
+class TestDdpForwardOnOneRankAlwaysTrueFlag:
+    """ddp-forward-on-one-rank: a flag set only to True is the same on every rank, whatever its name says."""
+
+    verdict = "ddp-forward-on-one-rank"
+    rule = "ddp-forward-on-one-rank"
+
+    def test_control_the_flag_is_a_literal(self):
+        assert found(ALWAYS_MASTER.replace("FLAG", "master_process = True"), self.rule) == []
+
+    def test_sibling_the_flag_is_the_rank_test(self):
+        code = ALWAYS_MASTER.replace("FLAG", "master_process = torch.distributed.get_rank() == 0")
+        assert [line for line, _ in found(code, self.rule)] == [10]
+
+
+# The DDP tutorial's multigpu_torchrun.py with the Trainer left commented out (lint heldout25 u015)
+DROPPED = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    from torch.distributed import init_process_group
+
+    class Trainer:
+        def __init__(self, model, optimizer):
+            self.model = model.to(0)
+            self.model = DDP(self.model, device_ids=[0])
+            self.optimizer = optimizer
+
+    def load_train_objs():
+        model = torch.nn.Linear(20, 1)
+        optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+        return model, optimizer
+
+    def main():
+        init_process_group(backend="nccl")
+        model, optimizer = load_train_objs()
+        USE
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+class TestNoGradientSyncOptimizerDropped:
+    """no-gradient-sync: an optimizer whose value every caller drops steps nothing; one that is stepped beside an
+    unwrapped model keeps the warning."""
+
+    verdict = "no-gradient-sync"
+    rule = "no-gradient-sync"
+
+    def test_control_the_optimizer_is_dropped(self):
+        assert found(DROPPED.replace("USE", "# Trainer(model, optimizer)"), self.rule) == []
+
+    def test_sibling_the_optimizer_is_stepped(self):
+        assert [line for line, _ in found(DROPPED.replace("USE", "optimizer.step()"), self.rule)] == [12]
