@@ -267,3 +267,66 @@ class TestNoGradientSyncOptimizerDropped:
 
     def test_sibling_the_optimizer_is_stepped(self):
         assert [line for line, _ in found(DROPPED.replace("USE", "optimizer.step()"), self.rule)] == [12]
+
+
+# a smoke-segmentation trainer (lint heldout25 u047): the train and the validation loader are built alike
+TWO_LOADERS = """
+    from torch.utils.data import DataLoader
+    from torch.utils.data.distributed import DistributedSampler
+
+    def main(training_data, validation_data):
+        train_sampler = DistributedSampler(training_data)
+        valid_sampler = DistributedSampler(validation_data)
+        training_data_loader = DataLoader(training_data, sampler=train_sampler, batch_size=8, shuffle=True)
+        validation_data_loader = VALID
+"""
+
+
+class TestShuffleWithSamplerOneCause:
+    """shuffle-with-sampler: the loaders of one function that certainly raise are one error, at the first."""
+
+    verdict = "shuffle-with-sampler"
+    rule = "shuffle-with-sampler"
+
+    def test_control_the_second_loader_is_never_reached(self):
+        code = TWO_LOADERS.replace("VALID", "DataLoader(validation_data, sampler=valid_sampler, batch_size=8, shuffle=True)")
+        assert found(code, self.rule) == [(7, "error")]
+
+    def test_sibling_the_second_loader_is_right(self):
+        code = TWO_LOADERS.replace("VALID", "DataLoader(validation_data, sampler=valid_sampler, batch_size=8)")
+        assert found(code, self.rule) == [(7, "error")]
+
+
+# a DeepSpeed speech trainer (lint heldout25c u024): validate() all-reduces, called under the local-rank test, inside a
+# test of whether a validation loader was built
+NESTED = """
+    import torch
+    import torch.distributed as dist
+
+    class Trainer:
+        def validate(self):
+            total = torch.zeros(1)
+            dist.all_reduce(total)
+            return total.item()
+
+        def train(self, epochs):
+            dist.init_process_group("nccl")
+            for epoch in range(epochs):
+                if dist.get_rank() == 0:
+                    INNER
+                        self.validate()
+"""
+
+
+class TestCollectiveUnderANestedSetting:
+    """collective-under-rank-condition: a setting tested inside the rank branch is one more part of the split (a
+    warning naming it); a loop counter there decides nothing (the error stands)."""
+
+    verdict = "collective-under-rank-condition"
+    rule = "collective-under-rank-condition"
+
+    def test_control_a_setting_inside_the_branch(self):
+        assert found(NESTED.replace("INNER", "if self.val_dataloader:"), self.rule) == [(15, "warning")]
+
+    def test_sibling_a_periodic_step_inside_the_branch(self):
+        assert found(NESTED.replace("INNER", "if epoch % 5 == 0:"), self.rule) == [(15, "error")]
