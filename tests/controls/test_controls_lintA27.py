@@ -214,6 +214,33 @@ ALWAYS_MASTER = """
 """
 
 
+# the DDP note's example reworked to feed rank 0 and rank 1 different batches (lint heldout25 u032), run once as
+# example(0, 2): one process, whose rank is 0
+ARMS = """
+    import torch
+    import torch.distributed as dist
+    import torch.multiprocessing as mp
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def example(rank, world_size):
+        dist.init_process_group("gloo", rank=rank, world_size=world_size)
+        ddp_model = DDP(nn.Linear(10, 10).to(rank), device_ids=[rank])
+        for i in range(10):
+            if rank == 0:
+                outputs = ddp_model(torch.randn(1, 10).to(rank))
+            if rank == 1:
+                outputs = ddp_model(torch.randn(2, 10).to(rank))
+            outputs.sum().backward()
+
+    def main():
+        START
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
 class TestDdpForwardOnOneRankAlwaysTrueFlag:
     """ddp-forward-on-one-rank: a flag set only to True is the same on every rank, whatever its name says."""
 
@@ -222,6 +249,13 @@ class TestDdpForwardOnOneRankAlwaysTrueFlag:
 
     def test_control_the_flag_is_a_literal(self):
         assert found(ALWAYS_MASTER.replace("FLAG", "master_process = True"), self.rule) == []
+
+    def test_control_the_one_call_gives_a_literal_rank(self):
+        assert found(ARMS.replace("START", "example(0, 2)"), self.rule) == []
+
+    def test_sibling_spawned_ranks_take_one_arm_each(self):
+        assert [line for line, _ in found(ARMS.replace("START", "mp.spawn(example, args=(2,), nprocs=2)"),
+                                          self.rule)] == [12, 14]
 
     def test_sibling_the_flag_is_the_rank_test(self):
         code = ALWAYS_MASTER.replace("FLAG", "master_process = torch.distributed.get_rank() == 0")
