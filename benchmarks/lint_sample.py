@@ -58,6 +58,7 @@ ALIASES = {
     "ddp-single-process-multi-gpu": "ddp-no-device-ids",  # heldout3: one process, DDP with no device_ids over every GPU
     "ddp-one-process-many-gpus": "ddp-no-device-ids",  # heldout6: world_size=1, DDP over all visible GPUs
     "cuda-env-set-late": "cuda-visible-devices-late",  # heldout8: CUDA_LAUNCH_BLOCKING set after set_device
+    "save-on-local-rank-zero": "local-rank-as-global-rank",  # dev: the DDP tutorial's snapshot under local_rank == 0
     # heldout12 u057: an early-stopping break under `if rank == 0:` in an epoch loop whose other ranks
     # go on to the next epoch's collectives (the rule's `break` case)
     "rank-conditional-early-exit": "collective-under-rank-condition",

