@@ -239,6 +239,17 @@ class Prompts(WholeLines):
         again = next((c for c in self.commands if c.line > line and c.runs_again(ran)), None)
         return (ran, again) if again is not None else None
 
+    def script_run_after(self, line: int, scripts: list[str]) -> Optional[Command]:
+        """The first command after `line` that runs one of `scripts` (the files a traceback ending at `line` names), where the
+        paste shows no command before `line`: it starts in the output of a run of that script, and the script was run again
+        (heldout26 YYuX-1145/Bert-VITS2-Integration-package#21: an IndentationError at train_ms.py line 58, then the prompt's
+        `python train_ms.py -c ./configs/config.json`, whose run goes on past it). Or None."""
+        names = {name.replace("\\", "/").rsplit("/", 1)[-1] for name in scripts if name.endswith(".py")}
+        if not names or any(c.line < line for c in self.commands):
+            return None
+        return next((c for c in self.commands if c.line > line and any(w.replace("\\", "/").rsplit("/", 1)[-1] in names
+                                                                        for w in [w for w in c.words() if not w.startswith("-")][:3])), None)
+
 
 # A log that several runs were appended to (`nohup python train.py >> nohup.out` run again, issue 35's whole logs): a run
 # fails, and the program is started again in the same file. Its opening lines (a banner, the settings it prints, a
