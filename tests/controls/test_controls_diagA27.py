@@ -111,9 +111,10 @@ class TestPythonException:
     def test_control_an_earlier_attempts_error_above_the_same_script_run_again(self):
         assert head(RERUN) is None and answer(RERUN).title.startswith("the failure at line 9 is an earlier attempt's: train_ms.py")
 
-    def test_sibling_another_script_run_after_it_leaves_the_error_the_runs(self):
-        found = head(RERUN.replace("# python train_ms.py", "# python infer.py"))
-        assert found is not None and found.id == self.verdict and found.evidence["exception"] == "IndentationError"
+    def test_sibling_another_script_run_or_the_same_one_read_leaves_the_error_the_runs(self):
+        for command in ("# python infer.py", "# cat train_ms.py"):
+            found = head(RERUN.replace("# python train_ms.py", command))
+            assert found is not None and found.id == self.verdict and found.evidence["exception"] == "IndentationError"
 
 
 # neuratech-ai/ComfyUI-MultiGPU#1 (heldout26): the sentence introduces the output, whose first line is the server's start
