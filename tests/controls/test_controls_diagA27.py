@@ -194,3 +194,23 @@ class TestUnrecognisedFailureLibraryFrame:
                 "KeyError: 'image'\n")
         found = head(text)
         assert found is not None and found.id == "python-exception" and "your code" in found.title
+
+
+# Chen-zexi/vllm-cli#11 (heldout24b), a merged pull request: its description tells the error the change fixes
+CHANGE = (FRAME.format(repo="Chen-zexi/vllm-cli", n=11, title="feat: add NVIDIA Jetson platform support").replace("issue #11 · open", "pull request #11 · merged")
+          + "massif-01 · description · 2026-01-09\n"
+          "## Problem\n\n"
+          "On Jetson devices, `nvidia-smi` returns `[N/A]` for memory and utilization fields:\n"
+          "```\n0, Orin (nvgpu), [N/A], [N/A], [N/A], [N/A], [N/A]\n```\n\n"
+          "This caused `int(\"[N/A]\")` to raise `ValueError`, and the PyTorch fallback was never triggered.\n")
+
+
+class TestUnrecognisedFailureChangeNamed:
+    verdict = "unrecognised-failure"
+
+    def test_control_the_error_a_pull_requests_description_says_it_fixes(self):
+        assert head(CHANGE) is None and answer(CHANGE).evidence["reported"][0].startswith("line 13, a sentence")
+
+    def test_sibling_the_same_sentence_under_a_title_that_reports_it_is_read(self):
+        found = head(CHANGE.replace("feat: add NVIDIA Jetson platform support", "Jetson is not detected as a GPU"))
+        assert found is not None and found.id == self.verdict and found.evidence["what"] == "ValueError"

