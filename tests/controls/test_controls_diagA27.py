@@ -159,7 +159,7 @@ class TestLogSaidOom:
         assert self.verdict not in ids(TWO_RUNS)
 
     def test_sibling_an_out_of_memory_said_of_the_one_run_told(self):
-        assert self.verdict in ids(TWO_RUNS.replace("When using 2 GPUs", "Then"))
+        assert self.verdict in ids(TWO_RUNS.replace("When using 2 GPUs, the trainer will get stuck after NCCL initialization", "I need help"))
 
 
 # aashifa05/smart-pill-identification's training log (heldout26w): pandas' KeyError raised in its Cython lookup, raised again
@@ -214,3 +214,17 @@ class TestUnrecognisedFailureChangeNamed:
     def test_sibling_the_same_sentence_under_a_title_that_reports_it_is_read(self):
         found = head(CHANGE.replace("feat: add NVIDIA Jetson platform support", "Jetson is not detected as a GPU"))
         assert found is not None and found.id == self.verdict and found.evidence["what"] == "ValueError"
+
+
+class TestLogSaidHang:
+    verdict = "log-said-hang"
+
+    def test_control_torchs_own_watchdog_words_of_a_hang_are_no_persons(self):
+        # heldout7 VLM-R1#257: torch's watchdog message, wrapped (its line starts mid-word)
+        text = (FRAME.format(repo="om-ai-lab/VLM-R1", n=257, title="NCCL watchdog")
+                + "cates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog, and could be triggered by another thread\n"
+                "NCCL version 2.21.5+cuda12.4\n")
+        assert self.verdict not in ids(text)
+
+    def test_sibling_a_persons_sentence_that_names_nccl_says_the_run_hangs(self):
+        assert ids(TWO_RUNS)[0] == self.verdict
