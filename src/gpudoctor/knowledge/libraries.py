@@ -161,8 +161,10 @@ def package_of(path: str) -> Optional[str]:
     if STDLIB.search(path) or path.startswith("<"):
         return "python"
     parts = [p for p in SEP.split(path) if p]
-    if path.endswith((".pyx", ".pxd")):  # Cython source compiled into a package (python/ray/_raylet.pyx)
-        return next((p for p in parts if p in PROJECTS), parts[-2] if len(parts) > 1 else "a compiled extension")
+    if path.endswith((".pyx", ".pxd", ".pxi")):  # Cython source compiled into a package (python/ray/_raylet.pyx, pandas/_libs/hashtable_class_helper.pxi)
+        # (its path as the package was built, relative: pandas/_libs/index.pyx is pandas')
+        relative = not path.startswith(("/", "\\")) and re.match(r"^[A-Za-z]:", path) is None
+        return next((p for p in parts if p in PROJECTS), (parts[0] if relative else parts[-2]) if len(parts) > 1 else "a compiled extension")
     for i, part in enumerate(parts[:-1]):
         if EGG.match(part):
             return module_name(parts[i + 1])

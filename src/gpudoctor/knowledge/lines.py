@@ -81,6 +81,9 @@ PREFIXES = [
     re.compile(r"^\s*\|\s+"),  # a log pasted as a table (CloudWatch, Markdown): "  | "
     re.compile(r"^\d\d:\d\d:\d\d[.,]\d+\s+"),
     re.compile(r"^std(?:err|out): (?=\S|  )"),  # a subprocess's output relayed by its parent (accelerate test, pytest)
+    # a process's own stderr or stdout written line by line through a logger (FastChat's StreamToLogger, copied by LLaVA, Hunyuan3D's
+    # api_server: "2025-03-19 10:46:16 | ERROR | stderr |   File ..."): the stream's own line, a traceback's frame included
+    re.compile(r"^(?:ERROR|WARNING|INFO|DEBUG|CRITICAL) \| std(?:err|out) \| (?=\S|  )"),
     re.compile(r"^\[(?:\d{4,7})\]\s+(?=\[)"),  # a pid before another prefix
     re.compile(r"^\[rank(?P<rank>\d+)\]:?\s?"),
     re.compile(r"^\[default(?P<local_rank>\d+)\]:\s?"),

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from typing import Optional
 
 from gpudoctor.knowledge.ending import ENDED, LAST_ENDED, PERIODIC_SAVE
+from gpudoctor.knowledge.evidence import INFO_RECORD, error_level
 from gpudoctor.knowledge.prefilter import newlines
 from gpudoctor.knowledge.reruns import WholeLines
 
@@ -98,7 +99,8 @@ SCRIPT_STEP = re.compile(r"[\w.\-]+\.(?:sh|bash): line \d+:\s+\d+\s+\S")
 MARKS_KEPT = 64
 # What shows that a job went on past a failure (knowledge/story.py `Diagnosis.went_on`'s `how`), in the answer's words.
 WENT_ON_SHOWN = {"fallback": "a fallback", "progress": "progress", "later-run": "progress", "ended": "its end",
-                 "warned": "progress after the warning", "set-up": "the job's own output"}
+                 "warned": "progress after the warning", "set-up": "the job's own output",
+                 "noted": "its own info-level record that it goes on without that part"}
 # An end (knowledge/ending.py ENDED, LAST_ENDED) that is a process's or a launcher's teardown, or a time printed on the way
 # out, not the job's own words that its work is done: after a failure, it ends the failed process as well
 # ("Destroying process group", torch elastic's "exitcode: 0" of another rank, "Total time: 12s" from a finally:).
@@ -112,6 +114,14 @@ SET_UP = re.compile(r"^(?:\S*/)?(?:activate|deactivate|conda|mamba|micromamba|mo
 # A line a library logs at warning level (Python's logging "- WARNING -", "WARNING:name:", "[WARNING]"; the warnings
 # module's "UserWarning: "): a warning, whatever its words; the program went on after it.
 WARNING_RECORD = re.compile(r"(?:^|(?<=[\s\]|:-]))(?:WARNING|WARN)(?::|\s+-\s|\]|\s+\[)|\[\s*(?:WARNING|WARN)\s*\]|(?:^|[\s:])\w*Warning: ")
+# A program's record that a part of it is not there or not used, and it goes on without it: ComfyUI's "[INFO] Found comfy_kitchen
+# backend triton: {'available': False, 'disabled': True, 'unavailable_reason': "ImportError: No module named 'triton'", ...}"
+# (heldout26 bt420000-collab/ComfyUI-H3-MultiGPU#2: the eager backend ran), JAX's "INFO - xla_bridge.py - ... Unable to initialize
+# backend 'tpu': ... TpuPlatform is not available." (dev7w), "INFO | docred | wandb not available or init failed; logging to file
+# only." (heldout21w). Read only on a record at INFO or DEBUG level (`noted`): at error level the same words are a failure.
+UNAVAILABLE = re.compile(r"""(?i)['"]?available['"]?\s*[:=]\s*False|\b(?:not|un)[ -]?available\b|\bfall(?:s|ing)?[ -]?back\b|\bdisabled\b"""
+                         r"|\b(?:will not|won't) be used\b|\bskipp(?:ing|ed)\b|\bnot (?:installed|found)[,;] (?:using|falling|skipping|continuing)")
+RECORD_HEAD = 80  # characters of a line its logger's level stands in
 # A row of a table the run prints as it goes, one per configuration it measures (a benchmark's CSV: "gemm_onednn,gpu,16 4 4
 # 2048 2048 3 3,2.928,2.955,2.932,2.933", heldout20w's oneDNN convolution benchmark, which goes on past the configurations
 # that crash, https://github.com/s-aguado/tfm/blob/b4dab0ff8b9ba95677ad9279dc8d8fe5c00b45e9/job.out): ROW_FIELDS
@@ -373,6 +383,13 @@ def own_end(text: str) -> bool:
 def set_up_step(message: str) -> bool:
     """A shell's report that it could not run a set-up step of the script (SET_UP), not the job's own command."""
     return SET_UP.match(message.strip()) is not None
+
+
+def noted(text: str) -> bool:
+    """The line is a program's record at INFO or DEBUG level (evidence.py INFO_RECORD, at its head; no error level) that a part of
+    it is not there or not used (UNAVAILABLE): what failed to load is quoted in it, and the program goes on without the part."""
+    return (INFO_RECORD.search(text, 0, RECORD_HEAD) is not None and error_level(text) is None and WARNING_RECORD.search(text, 0, RECORD_HEAD) is None
+            and UNAVAILABLE.search(text) is not None)
 
 
 def warned(text: str) -> bool:

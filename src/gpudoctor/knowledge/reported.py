@@ -128,6 +128,12 @@ INTRO_WORD = re.compile(r"\b(?:errors?|exceptions?|messages?)\b|报错|错误|�
 # not a message: an image, a link alone, a heading or a list item, a table's row, a banner ("==== NVSMI LOG ===="), a
 # command typed (a prompt's, a path run, a launch), a sentence to the reader (a question, a template's request, a line that
 # introduces what follows), a line that says the program went on (a warning, "skipping", "retrying")
+# A program's line that says what it is doing, as a run's output opens ("Starting server", "Loading checkpoint shards", "Using
+# device: cuda"): with no word of failure (FAILS), it is the first line of the output a sentence introduces, not the error it
+# says the run printed (heldout26 neuratech-ai/ComfyUI-MultiGPU#1: "I get this error ...:", then "Starting server", and the
+# prompt's validation failure below it).
+STATUS = re.compile(r"^\W{0,3}(?:Starting|Started|Running|Listening|Loading|Loaded|Using|Initiali[sz]ing|Connecting|Connected|Launching"
+                    r"|Downloading|Saving|Building|Creating|Preparing|Processing|Setting up|Found|Got)\b")
 NOT_A_MESSAGE = re.compile(
     r"^\s*(?:!?\[[^\]]*\]\(|<img\b|https?://\S+\s*$|#{1,6}\s|[-*+]\s|\d+[.)]\s|\||\$\s|\.{0,2}/\S+|\(\w+\)\s|\[[\w.-]+@)"
     r"|={4,}|-{4,}|[?\uff1f:\uff1a]\W{0,2}$"
@@ -237,6 +243,8 @@ def message_alone(line: str) -> str:
     text = line.strip()
     if not text or FENCE.match(text) or NOT_A_MESSAGE.search(text) or POST.match(text) or HEADER.match(text) or COMMAND.match(text):
         return ""
+    if STATUS.match(text) and not FAILS.search(text):
+        return ""  # the program saying what it does (its output's first line): the error the sentence introduces is further down
     inner = text.rstrip(" .,;").strip("`\"\u201c\u201d").strip()
     if not inner or NOT_A_MESSAGE.search(inner) or CJK_SENTENCE.search(inner) or (PERSON.search(inner) and not text.startswith(("`", '"'))):
         return ""  # a person's next sentence, not the program's line

@@ -59,6 +59,8 @@ WORKING = re.compile(
 )
 WORKING_LINES = 2000  # lines of the input searched for such a sentence (a thread's paste is short; a job's log holds none)
 WORKING_KEPT = 4
+# The programs that run a script (`script_run_after`): an interpreter, a launcher, an environment's runner.
+RUNNER = re.compile(r"^(?:python[\d.]*|py|pypy\d*|torchrun|deepspeed|accelerate|srun|mpirun|mpiexec|horovodrun|uv|conda|poetry|pipenv)$")
 NODE_RANK = re.compile(r"(?:--node[_-]rank|--machine[_-]rank|\bNODE_RANK|\bMACHINE_RANK)[= ]+(\d+)")
 
 
@@ -93,6 +95,11 @@ class Command:
         if [w for w in mine if not w.startswith("-")][:3] == [w for w in theirs if not w.startswith("-")][:3]:
             return True  # the same program, subcommand and script (pip install flash-attn, then with --no-build-isolation)
         return difflib.SequenceMatcher(None, " ".join(mine)[:300], " ".join(theirs)[:300]).ratio() >= SAME_LINE
+
+
+def base_name(path: str) -> str:
+    """A path's last part, whichever separator it uses."""
+    return path.replace("\\", "/").rsplit("/", 1)[-1]
 
 
 class WholeLines:
@@ -238,6 +245,22 @@ class Prompts(WholeLines):
         ran = before[-1]
         again = next((c for c in self.commands if c.line > line and c.runs_again(ran)), None)
         return (ran, again) if again is not None else None
+
+    def script_run_after(self, line: int, scripts: list[str]) -> Optional[Command]:
+        """The first command after `line` that runs one of `scripts` (the files a traceback ending at `line` names), where the
+        paste shows no command before `line`: it starts in the output of a run of that script, and the script was run again
+        (heldout26 YYuX-1145/Bert-VITS2-Integration-package#21: an IndentationError at train_ms.py line 58, then the prompt's
+        `python train_ms.py -c ./configs/config.json`, whose run goes on past it). Or None."""
+        names = {base_name(name) for name in scripts if name.endswith(".py")}
+        if not names or any(c.line < line for c in self.commands):
+            return None
+        for c in self.commands:
+            words = [w for w in c.words() if not w.startswith("-")][:3]
+            # run by an interpreter or a launcher, or as itself (./train.py); `cat train.py`, `vim train.py` look into it
+            if (c.line > line and words and (base_name(words[0]) in names or RUNNER.match(base_name(words[0])))
+                    and any(base_name(w) in names for w in words)):
+                return c
+        return None
 
 
 # A log that several runs were appended to (`nohup python train.py >> nohup.out` run again, issue 35's whole logs): a run

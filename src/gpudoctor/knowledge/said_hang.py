@@ -75,10 +75,12 @@ RESOLVED = re.compile(
     r"|\bfr(?:eez\w*|ozen?) (?:the |a |all |its )?(?:\w+ )?(?:models?|layers?|weights|backbones?|param\w*|encoders?|decoders?|bn|batch ?norm|TorchScript|vision|llm)\b",
     re.IGNORECASE,
 )
-# A program's line, not a person's: a logger's or a library's prefix, a key=value dump, a warning, NCCL's words.
+# A program's line, not a person's: a logger's or a library's prefix, a key=value dump, a warning, NCCL's own lines (its level or
+# version after its name: a person's sentence names NCCL too, "the trainer will get stuck after NCCL initialization", heldout26b
+# Jiayi-Pan/TinyZero#100).
 PROGRAM = re.compile(
     r"^\s*(?:\[|\(|\d{2,4}[-/:]|[\w.]+:\d+\]|[A-Z]{3,}\b|\w+\s*[=:]\s*\S+,|.*\b\w+=\S+, \w+=)"
-    r"|\b(?:\w*Warning|[Ww]arn(?:ing)?:|WARN|NCCL|ProcessGroup\w*|[Ww]atchdog)|\b(?i:hang tight)\b|\b\w*_(?:stuck|hang|freeze)\w*|\b(?:stuck|hang|freeze)_\w+"
+    r"|\b(?:\w*Warning|[Ww]arn(?:ing)?:|WARN|NCCL (?:INFO|WARN|ERROR|DEBUG|TRACE|version|error|warn)|ProcessGroup\w*|[Ww]atchdog)|\[NCCL|\b(?i:hang tight)\b|\b\w*_(?:stuck|hang|freeze)\w*|\b(?:stuck|hang|freeze)_\w+"
     r"|\\n|File \"",
 )
 TITLE = re.compile(r"^#\s+\S")  # a thread's title (the corpus' "# Problem with multi-GPU training")

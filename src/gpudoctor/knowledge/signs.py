@@ -286,6 +286,13 @@ RECORD_LEVEL = re.compile(r"(?<![\w-])(?:ERROR|CRITICAL|FATAL|WARNING|WARN|INFO|
 NO_DIGITS = str.maketrans("", "", "0123456789")
 INFO_AT = re.compile(r"(?:INFO|DEBUG):")  # a logger's record at INFO or DEBUG level ("INFO:     Started server process [4127]")
 LOGGED_AROUND = 3  # lines of a message over several lines, between the record and the header, or after the exception line
+# The record Python's logging prints after the call stack of one it could not format or write (logging.Handler.handleError):
+# "Message: " and the record's message as repr() writes it, then "Arguments: " and its arguments. Its own error: LOGGING_ERROR.
+LOGGING_REPORT = "Message: "
+LOGGING_CALL_STACK = "Call stack:"  # what it prints between its own error's traceback and that call stack
+LOGGING_ARGUMENTS = "Arguments: "
+LOGGED_RECORD = re.compile(r"^Message: (?:'.*'|\".*\"|[\w.]+\(.*\)|None)$")
+LOGGING_ERROR = "an error of Python's logging (a record it could not format or write: it printed it and went on)"
 HANDLED = "<handled>"  # the claim on a sign of an exception a fallback warning caught
 DDP_CONSTRUCTOR = {"__init__", "_sync_module_states", "_sync_params_and_buffers", "_verify_param_shape_across_processes", "_ddp_init_helper"}
 TIME = re.compile(r"(\d{4}-\d\d-\d\d[ T_]\d\d:\d\d:\d\d)|\b[IWEF](\d{4} \d\d:\d\d:\d\d)|^\[?(\d\d:\d\d:\d\d)")
@@ -726,6 +733,12 @@ class Signs:
                     self.covered[(source, head.rank)] = line + i
                     self.cut_traceback(head, raw, line, source, frames)  # a header without an exception line
                     return
+                if frames and text.startswith(LOGGING_REPORT) and logging_report(head, after[i : i + 2]):
+                    # the call stack Python's logging prints with a record it could not format or write, and the record
+                    # (Handler.handleError): logging caught its own error, and the program went on
+                    self.covered[(source, head.rank)] = line + 2 + i
+                    self.logging_error(head, raw, line, source, frames, line + 1 + i, text)
+                    return
                 em = EXCEPTION_LINE.match(text) if frames or head.text[:1] in BOX_TOP else None
                 if em is None or em.group("message") is None and ":" not in text and BARE_EXCEPTION.search(em.group("cls")) is None:
                     # (the line right under the frame, indented as Python prints it; not another program's line the paste interleaves)
@@ -757,7 +770,9 @@ class Signs:
                         sign.cause = previous.what
                 if chained or wrapper(cls, message, frames):
                     sign.cause = "<next>"  # a worker's exception re-raised: the worker's own traceback follows
-                elif handled_after(head, raw, after[i + 1 :]) or self.logged_went_on(head, message, after[i + 1 :]):
+                elif (handled_after(head, raw, after[i + 1 :]) or self.logged_went_on(head, message, after[i + 1 :])
+                      or i + 1 < len(after) and any(seg.text == LOGGING_CALL_STACK for seg in segments(after[i + 1]))):
+                    # (or logging's own error: the call stack of the record it could not write follows, LOGGING_CALL_STACK)
                     sign.claimed = sign.claimed or HANDLED  # caught: the program logged it, or went on (WENT_ON)
                     self.went_on_span[head.rank] = (line, line + 1 + i)
                     if len(self.went_on) < KEEP:
@@ -772,6 +787,15 @@ class Signs:
             self.add(Sign("richcut", KIND["richcut"], "", at, source, where, time_of(raw), [], text=seg.text, cut=True))
             return
         self.cut_traceback(head, raw, line, source, frames)
+
+    def logging_error(self, head: LogLine, raw: str, line: int, source: str, frames: list[Frame], at: int, text: str) -> None:
+        """The call stack of a record Python's logging could not format or write, with the record (`logging_report`): a sign
+        of the error logging caught itself, claimed as handled, and kept as one the program went on from."""
+        sign = Sign("exception", LOGGING_ERROR, "", line, source, head, time_of(raw), frames, text=text, cut=True, claimed=HANDLED)
+        self.went_on_span[head.rank] = (line, at + 1)
+        if len(self.went_on) < KEEP:
+            self.went_on.append((at, text[:200], LOGGING_ERROR))
+        self.add(sign)
 
     def note_relay(self, text: str, rank: Optional[int], line: int, source: str) -> Optional[Relayed]:
         """Keep the line if it is a relay of another process's error: the traceback that follows it is that error's."""
@@ -914,8 +938,21 @@ class Signs:
         """The traceback that ended in this exception (same rank when known)."""
         short = cls.rsplit(".", 1)[-1]
         found = [s for s in self.signs if s.kind == "exception" and s.what.rsplit(".", 1)[-1] == short and (rank is None or s.where.rank in (None, rank))]
-        # a wrapper that re-raised a worker's exception is told through the worker's (`TOLD`)
-        return next((s for s in found if s.cause != TOLD), found[0] if found else None)
+        # a wrapper that re-raised a worker's exception is told through the worker's (`TOLD`); one raised again as the same class
+        # from it ("The above exception was the direct cause", pandas' `raise KeyError(key) from err`) through the later one,
+        # whose traceback holds the caller's frames (heldout26w aashifa05: the user's row['image'] at line 132)
+        told = [s for s in found if s.cause != TOLD and self.raised_again(s) is None]
+        return next(iter(told), next((s for s in found if s.cause != TOLD), found[0] if found else None))
+
+    def raised_again(self, sign: Sign) -> Optional[Sign]:
+        """The exception of the same class the next traceback ends in, where it was raised from `sign` (its `cause`, or the
+        chaining words between the two: "The above exception was the direct cause of the following exception"), or None."""
+        later = [s for s in self.signs if s.line > sign.line and s.source == sign.source and s.where.rank == sign.where.rank]
+        nxt = next((s for s in later if s.kind == "exception"), None)
+        if nxt is None or nxt.what.rsplit(".", 1)[-1] != sign.what.rsplit(".", 1)[-1]:
+            return None
+        between = [s for s in later if s.line < nxt.line]
+        return nxt if nxt.cause == sign.what or (between and all(s.kind == "chained" for s in between)) else None
 
 
 def ipython_frame(text: str, frames: list[Frame]) -> Optional[Frame]:
@@ -955,6 +992,14 @@ def record_shape(raw: str) -> str:
         return ""
     name = raw[m.end():m.end() + 60].split(None, 1)
     return raw[:m.start()].translate(NO_DIGITS) + "|" + (name[0] if name else "")
+
+
+def logging_report(head: LogLine, lines: list[str]) -> bool:
+    """`lines` are the record Python's logging prints under the call stack of a record it could not format or write
+    (Handler.handleError: "Message: 'Uvicorn running on %s://%s:%d'" then "Arguments: ('http', '0.0.0.0', '8081')", heldout26
+    YanWenKun/Hunyuan3D-2-WinPortable#9, where the server went on to serve the next request): the process's own lines."""
+    texts = [seg.text for raw in lines for seg in segments(raw) if seg.text and (head.rank is None or seg.rank in (None, head.rank))]
+    return len(texts) >= 2 and LOGGED_RECORD.match(texts[0]) is not None and texts[1].startswith(LOGGING_ARGUMENTS)
 
 
 def handled_after(head: LogLine, raw: str, after: list[str]) -> bool:

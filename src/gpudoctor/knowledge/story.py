@@ -18,7 +18,7 @@ from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.knowledge import api_shape, launcher_only, setting_fix
 from gpudoctor.knowledge.carried import carried, validation_error
 from gpudoctor.knowledge.ending import DEGRADED_RUN
-from gpudoctor.knowledge.evidence import HEADING_SHY, error_level
+from gpudoctor.knowledge.evidence import HEADING_SHY, error_level, evidence_in
 from gpudoctor.knowledge.libraries import package_of
 from gpudoctor.knowledge.lines import LogLine, segments
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
@@ -46,7 +46,7 @@ from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
 from gpudoctor.knowledge.setting import Setting
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
-from gpudoctor.knowledge.progress import PROGRESS_AFTER, SCRIPT_STEP, WENT_ON_SHOWN, Progress, own_end, set_up_step, warned
+from gpudoctor.knowledge.progress import PROGRESS_AFTER, SCRIPT_STEP, WENT_ON_SHOWN, Progress, noted, own_end, set_up_step, warned
 from gpudoctor.knowledge.ranks_heard import RanksHeard
 from gpudoctor.knowledge.gpus_unused import GpusUnused
 from gpudoctor.knowledge.nccl_loopback import NcclLoopback
@@ -58,7 +58,7 @@ from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.said_oom import SaidOom
 from gpudoctor.knowledge.reported import INTRODUCED, REPORTED_PLACE, ReportedError
 from gpudoctor.knowledge.signs import KIND, STRONG, TOLD, Frame, Sign, Signs, time_of
-from gpudoctor.knowledge.title_said import title_label
+from gpudoctor.knowledge.title_said import names_change, title_label
 from gpudoctor.knowledge.unrecognised import (
     API_SHAPE,
     UNRECOGNISED,
@@ -573,9 +573,16 @@ class Diagnosis:
         rule read is read as a line of its own, by the same rules as the log's lines. Those no rule reads are kept
         (`reported_unread`)."""
         seen = {hit.line for s in self.recorded.values() if not s.first.source for hit in (s.first, *s.samples)}
+        # a thread whose title names a change (a pull request's "# feat: add Jetson support"): the errors its people's sentences
+        # quote are the problem the change fixes ("This caused `int("[N/A]")` to raise `ValueError`", heldout24b
+        # Chen-zexi/vllm-cli#11, a merged pull request): quoted as reported, never read as the run's failure
+        history = self.paste.title is not None and names_change(self.paste.title[1])
         for report in reports:
             self.reported_at[report.line] = report
             if report.line in seen or not read:
+                continue
+            if history and report.place != "title":
+                self.reported_unread.append(report)
                 continue
             hits, events, kept, self.reading_reported = self.hits, self.signs.events, len(self.signs.signs), True
             self.feed_line(report.text, report.line)
@@ -944,6 +951,12 @@ class Diagnosis:
         if self.prompts is None or seen.first.source:
             return None
         rerun = self.prompts.rerun_after(seen.first.line)
+        if rerun is None and (sign := self.sign_of(seen) or seen.first.fields.get("sign")) is not None and isinstance(sign, Sign):
+            # no command before it: the paste starts in a run's output, and a prompt after it runs the script its traceback
+            # names again (`ran`'s line 0: the paste does not show the command that ran it first)
+            mine = [f.path for f in sign.frames if f.user()]
+            again = self.prompts.script_run_after(seen.first.line, mine)
+            rerun = (Command(0, mine[-1]), again) if again is not None else None
         return rerun if rerun is not None and max(seen.last, seen.first.line) < rerun[1].line else None
 
     def past(self, seen: Seen) -> bool:
@@ -1026,6 +1039,10 @@ class Diagnosis:
     def progress_past(self, seen: Seen) -> Optional[tuple[int, str, str]]:
         """`went_on`, worked out."""
         assert self.progress is not None
+        if not seen.first.source and noted(seen.first.where.text):
+            # the program's own record, at INFO or DEBUG level, that a part of it is not there and it goes on without it
+            # (an optional backend, a library: knowledge/progress.py `noted`): it says itself that it went on
+            return (seen.first.line, seen.first.where.text[:200], "noted")
         failures = self.failure_lines()
         last = max(seen.last, seen.first.line)
         fallback = self.progress.fallback_after(seen.first.line)
@@ -1037,7 +1054,8 @@ class Diagnosis:
         # ending.py DEGRADED_RUN), where going on is what it warns of
         alone = not any(first > last for first, _ in failures) and seen.pattern.id not in DEGRADED_RUN
         sign = seen.first.fields.get("sign")
-        if (alone and isinstance(sign, Sign) and sign.kind == "notfound" and set_up_step(sign.message)
+        shell = (sign.kind, sign.message) if isinstance(sign, Sign) else evidence_in(seen.first.where.text)  # (a pattern's hit: its line's)
+        if (alone and shell is not None and shell[0] == "notfound" and set_up_step(shell[1])
                 and self.lines - final >= PROGRESS_AFTER and not self.script_steps_after(seen)):
             # a batch script's set-up step the shell could not run (an environment's activate not found), and the job's own
             # output after it: the script went on to the job
@@ -1541,7 +1559,7 @@ class Diagnosis:
             # the output of a command the user ran again afterwards (corrected or not): that attempt's, not the job's
             ran, again = rerun
             severity = Severity.INFO
-            title = f"{title} (an earlier attempt: the command at line {ran.line} was run again at line {again.line})"
+            title = f"{title} (an earlier attempt: " + (f"the command at line {ran.line}" if ran.line else f"{ran.text}, where it was raised,") + f" was run again at line {again.line})"
             ev["earlier_attempt"] = {"command": ran.text[:200], "line": ran.line, "run_again_at": again.line, "again": again.text[:200]}
         elif (restart := self.earlier_run(seen)) is not None:
             # a log several runs were appended to: the program started again after it, and the later run decides

@@ -44,7 +44,13 @@ CHANGE_NAMED = re.compile(r"^\W*(?:fix|fixes|fixed|feat|add|adds|support|docs?|r
 def title_reports_failure(text: str) -> bool:
     """The line, a thread's title ("# ..."), reports a failure in any common phrasing (FAILURE_SAID), and names no change."""
     words = text.lstrip("# ").strip()
-    return bool(TITLE.match(text)) and FAILURE_SAID.search(words) is not None and CHANGE_NAMED.match(words) is None
+    return bool(TITLE.match(text)) and FAILURE_SAID.search(words) is not None and not names_change(text)
+
+
+def names_change(text: str) -> bool:
+    """The line, a thread's title ("# ..."), names a change (CHANGE_NAMED: "# feat: add NVIDIA Jetson platform support"): a pull
+    request's or a commit's, whose words tell the problem it fixes."""
+    return bool(TITLE.match(text)) and CHANGE_NAMED.match(text.lstrip("# ").strip()) is not None
 
 
 def title_label(line: int, text: str) -> bool:

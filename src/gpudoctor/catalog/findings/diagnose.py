@@ -62,7 +62,7 @@ called healthy either; what would show the failure is said (the failing run's ow
         "snapshot": "no GPU fault in this GPU tool's output ({lines} line(s)), but it shows the GPUs, not the job: it does not decide whether the run was healthy",
         "errors": "{count} line(s) logged at error level, no failure gpudoctor can name, and nothing that shows the run ended: the log does not decide (first: line {first})",
         "mentions": "{count} line(s) speak of an error gpudoctor cannot read, and nothing shows the run ended: the log does not decide whether one of them stopped it (first: line {first})",
-        "rerun": "the failure at line {first} is an earlier attempt's: the command at line {ran} was run again at line {again}, and nothing after that shows the rerun failing or ending: the log does not decide",
+        "rerun": "the failure at line {first} is an earlier attempt's: {ran} was run again at line {again}, and nothing after that shows the rerun failing or ending: the log does not decide",
         "compared": "the failure at line {first} is another setup's: line {said} says the output after it is a working run's, and that output shows no failure and no end: the log does not decide",
         "fixed": "the error at line {first} is history: line {said} says {said_what}, and what the log shows after it is no failure gpudoctor reads: the log does not decide",
         "degraded": "the run reached its end, but went on degraded ({warning}, line {first}): not healthy, and the log does not decide whether what it produced is of use",
@@ -103,7 +103,8 @@ called healthy either; what would show the failure is said (the failing run's ow
         "handled": "The program caught this exception: a logger wrote its traceback (a program's own `log(ERROR, traceback.format_exc())`, "
         "or a logger's error record that quotes its message right before it, `logger.exception(f\"...: {{e}}\")`, with the logger's records going on "
         "after it: the next item processed), or the same process went on after it (its steps, epochs or rounds counted on, a fallback, "
-        "a server that came up and waits for requests, its end), and nothing after it "
+        "a server that came up and waits for requests, its end), or it is Python's logging's own error (a record it could not format "
+        "or write: logging prints the error's traceback, the call stack and the record's `Message:` and `Arguments:`, and returns), and nothing after it "
         "reports a failure. Python prints an exception that ends a process with a bare traceback, and the process prints nothing "
         "after it; a caught one ends the run only if the program then gives up, and what it did without the thing that failed (a "
         "backend, a file, a step it skipped) is what may matter. The log does not show either: it is not named an error of the "
@@ -122,7 +123,8 @@ called healthy either; what would show the failure is said (the failing run's ow
         "line of progress says so: that process wrote nothing more), or the job's own words that its work is done (its "
         "training or fine-tuning done, after the failure), or the library's line was only a warning and the run's progress "
         "follows it, or the shell could not run a set-up step of the batch script (an environment's activate) and the job's "
-        "own output follows. Progress and an end are read so only where one process writes the log: "
+        "own output follows, or the line is the program's own record at INFO or DEBUG level that a part of it is not there and it "
+        "goes on without it (an optional backend \"available: False\" with the import error as its reason, a library \"not available\"). Progress and an end are read so only where one process writes the log: "
         "another rank's progress after one rank's failure is a hang to come, not a job that went on. The failure is not the run's end (its finding is kept, as one the job went on past); what the "
         "run did without the thing that failed, and how it ends, is what the log does not decide.",
         "reported": "The thread's own words quote the program's message: its title, or a sentence that reports it (\"I will get ...\", "

@@ -182,7 +182,9 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         attempt = stale[0].evidence["earlier_attempt"]
         return LOG_INCONCLUSIVE(case="rerun", evidence={"lines": d.lines, "earlier attempt": f"line {stale[0].evidence.get('first_line')}: {stale[0].title}",
                                                         "run again": f"line {attempt['run_again_at']}: {attempt['again']}"},
-                                lines=d.lines, first=stale[0].evidence.get("first_line"), ran=attempt["line"], again=attempt["run_again_at"])
+                                lines=d.lines, first=stale[0].evidence.get("first_line"), again=attempt["run_again_at"],
+                                # (line 0: the paste starts in the run's output, and shows only the script its traceback names)
+                                ran=f"the command at line {attempt['line']}" if attempt["line"] else f"{attempt['command']}, where it was raised,")
     restarted = [f for f in d.findings() if "earlier_run" in f.evidence]
     if restarted and not folder:
         # every failure shown is an earlier run's: the program started again after it (a log several runs were appended
