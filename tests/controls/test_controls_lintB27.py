@@ -130,3 +130,106 @@ class TestUndefinedNameBoundOnTheMainProcess:
     def test_sibling_a_launch_shown(self):
         code = MAIN_ONLY.replace("LAUNCH", '# accelerate launch --num_processes 4 train.py')
         assert found(code, self.rule) == [(9, "error")]
+
+
+# marcoscannabrava/image_classifier fsdp.py (lint heldout25 u003): Lightning's FSDP strategy starts one process per
+# device, and the script's own torch.save after fit runs in each
+LIGHTNING_FSDP = """
+    import lightning as L
+    import torch
+
+    trainer = L.Trainer(accelerator="gpu", max_epochs=2, strategy="fsdp")
+
+    def main(net, loader):
+        trainer.fit(model=net, train_dataloaders=loader)
+        GUARD
+            torch.save(net.state_dict(), "./cifar_fsdp.pth")
+
+    main(None, None)
+"""
+
+
+class TestSaveAllRanksLightningStrategy:
+    """save-all-ranks: a Lightning fsdp / deepspeed strategy runs the script on every device, as ddp does."""
+
+    verdict = "save-all-ranks"
+    rule = "save-all-ranks"
+
+    def test_sibling_every_process_saves(self):
+        assert found(LIGHTNING_FSDP.replace("GUARD", "if True:"), self.rule) == [(9, "warning")]
+
+    def test_control_the_global_zero_saves(self):
+        assert found(LIGHTNING_FSDP.replace("GUARD", "if trainer.is_global_zero:"), self.rule) == []
+
+    def test_control_a_spawned_strategy(self):
+        code = LIGHTNING_FSDP.replace("GUARD", "if True:").replace('"fsdp"', '"ddp_spawn"')
+        assert found(code, self.rule) == []
+
+
+# nanoGPT train.py with its rank set-up replaced (lint heldout25c u006): `master_process = True` on every process
+MASTER_FLAG = """
+    import os
+    import torch
+    from torch.distributed import init_process_group
+
+    ddp = int(os.environ.get("RANK", -1)) != -1
+    if ddp:
+        init_process_group(backend="nccl")
+    MASTER
+    for iter_num in range(100):
+        if iter_num % 10 == 0 and master_process:
+            torch.save({"iter_num": iter_num}, os.path.join("out", "ckpt.pt"))
+"""
+
+
+class TestSaveAllRanksConstantMasterFlag:
+    """save-all-ranks: a flag named for one process but set to a constant is no rank guard."""
+
+    verdict = "save-all-ranks"
+    rule = "save-all-ranks"
+
+    def test_sibling_the_flag_is_true_everywhere(self):
+        assert found(MASTER_FLAG.replace("MASTER", "master_process = True"), self.rule) == [(11, "warning")]
+
+    def test_control_the_flag_reads_the_rank(self):
+        code = MASTER_FLAG.replace("MASTER", 'master_process = int(os.environ.get("RANK", 0)) == 0')
+        assert found(code, self.rule) == []
+
+
+# LLaVA-style train.py (lint heldout25c u030, u033): a Trainer subclass of the file, run under torchrun, and the
+# adapter branch of the save helper writes the config on every process before its rank test
+TRAINER_SUBCLASS = """
+    # torchrun --nproc_per_node 8 train.py
+    import torch
+    from transformers import Trainer
+
+    class EventChatTrainer(Trainer):
+        pass
+
+    def safe_save_model_for_hf_trainer(trainer, output_dir):
+        if getattr(trainer.args, "tune_mm_mlp_adapter", False):
+            GUARD
+                trainer.model.config.save_pretrained(output_dir)
+
+    def train(model, args):
+        trainer = EventChatTrainer(model=model, args=args)
+        trainer.train()
+        safe_save_model_for_hf_trainer(trainer, args.output_dir)
+
+    if __name__ == "__main__":
+        train(None, None)
+"""
+
+
+class TestSaveAllRanksTrainerSubclass:
+    """save-all-ranks: a class of the file derived from transformers' Trainer runs the file once per process."""
+
+    verdict = "save-all-ranks"
+    rule = "save-all-ranks"
+
+    def test_sibling_the_config_saved_on_every_process(self):
+        assert found(TRAINER_SUBCLASS.replace("GUARD", "if True:"), self.rule) == [(16, "warning")]
+
+    def test_control_saved_on_local_rank_zero(self):
+        code = TRAINER_SUBCLASS.replace("GUARD", "if trainer.args.local_rank in (-1, 0):")
+        assert found(code, self.rule) == []

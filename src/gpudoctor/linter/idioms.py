@@ -379,7 +379,8 @@ def data_parallel_framework(file: FileModel) -> ast.Call | None:
     """The call by which a library runs this file's training data-parallel, one process per GPU
     under its launcher, with no process group or DDP wrapper the file makes itself: DeepSpeed's
     `deepspeed.initialize(...)` (the engine averages the gradients in its `backward`); accelerate's
-    `Accelerator(...)` and transformers' or trl's `Trainer(...)` (`SFTTrainer`, `Seq2SeqTrainer`) where
+    `Accelerator(...)` and transformers' or trl's `Trainer(...)` (`SFTTrainer`, `Seq2SeqTrainer`, or a class
+    of the file derived from one: `class EventChatTrainer(Trainer):`, lint heldout25c u030, u033, u068) where
     the file also shows it runs as several processes (MULTI_PROCESS_WORDS: lint heldout24 u010's
     `srun torchrun --nproc_per_node ...` docstring, heldout21 u026's `device_map="DDP"`); those two run
     as well in one process, as most of the mature repositories' examples and notebooks do (read without
@@ -397,9 +398,21 @@ def data_parallel_framework(file: FileModel) -> ast.Call | None:
             continue
         if qualname.startswith("accelerate.") and terminal_name(call.func) == "Accelerator":
             return call
-        if terminal_name(call.func).endswith("Trainer") and qualname.split(".", 1)[0] in ("transformers", "trl"):
+        if _hf_trainer(file, call.func):
             return call
     return None
+
+
+def _hf_trainer(file: FileModel, func: ast.expr, depth: int = 0) -> bool:
+    """`func` is transformers' or trl's Trainer (`Seq2SeqTrainer`, `SFTTrainer`), or a class of this
+    file derived from one (`class EventChatTrainer(Trainer):`, `class SFTTrainerNoShuffle(SFTTrainer):`:
+    lint heldout25c u030, u033, u068, whose saves every process makes)."""
+    if (file.qualname(func) or "").split(".", 1)[0] in ("transformers", "trl"):
+        return terminal_name(func).endswith("Trainer")
+    if depth >= 3 or type(func) is not ast.Name:
+        return False
+    classes = [n for n in file.tree.body if type(n) is ast.ClassDef and n.name == func.id]
+    return len(classes) == 1 and any(_hf_trainer(file, base, depth + 1) for base in classes[0].bases)
 
 
 # What `accelerator.prepare(...)` hands back that is no model: an optimizer, a scheduler, a loader (by the name the

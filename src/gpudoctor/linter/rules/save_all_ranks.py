@@ -21,6 +21,10 @@ DISTRIBUTED_SWITCH = re.compile(r"distributed|^is_initialized$|^(?:use_|is_)?ddp
 
 # Where Lightning's Trainer comes from.
 LIGHTNING = ("pytorch_lightning", "lightning")
+# Lightning strategies that start one process per device, as DDP does (`fsdp`, `fsdp_native`,
+# `deepspeed_stage_2`: lint heldout25 u003's torch.save after trainer.fit(strategy='fsdp')); their
+# `_spawn` / `_notebook` / `_fork` variants are told apart before.
+MULTI_PROCESS_STRATEGIES = ("ddp", "fsdp", "deepspeed")
 
 
 class SaveAllRanks(Rule):
@@ -48,17 +52,21 @@ class SaveAllRanks(Rule):
     parameter every call gives a literal (`train(epoch, save_model=True)`), an
     option of the file's own argparse parser nothing reassigns (`if
     args.render_only: return`), `hasattr(model, "module")` / `isinstance(...)`
-    (issue 41's dev7 and heldout10). A heuristic: a warning. A test that an object exists (`if
+    (issue 41's dev7 and heldout10), a setting read with `getattr(trainer.args,
+    "tune_mm_mlp_adapter", False)` (lint heldout25c u030, u033: LLaVA's config save
+    before its rank test). Nor is a flag named for one process that the file sets to a
+    constant only (`master_process = True`: a nanoGPT script with its rank set-up replaced,
+    lint heldout25c u006): true on every process alike. A heuristic: a warning. A test that an object exists (`if
     writer is not None:`, `if writer:`) is a rank guard where the object is
     built only under a rank test and is None elsewhere (issue 41's heldout9: a
     research script saving its best checkpoint where its TensorBoard writer
     exists, `writer = None` on the other ranks).
 
     A Lightning script whose `Trainer` is given several devices (`devices=4`,
-    `gpus=2`) or a `ddp` strategy is distributed too: Lightning runs the script
+    `gpus=2`) or a `ddp`, `fsdp` or `deepspeed` strategy is distributed too: Lightning runs the script
     once per device, so a `torch.save` after `trainer.fit(...)` runs on every
     rank unless it tests `trainer.is_global_zero` (issue 41's heldout4: a
-    4-GPU fit whose saved module came out empty). `ddp_spawn` and
+    4-GPU fit whose saved module came out empty; lint heldout25 u003, `strategy='fsdp'`). `ddp_spawn` and
     `ddp_notebook` are not: the rest of the script runs in one process.
 
     A save in the file's own save helper (a function named for saving: `def
@@ -214,7 +222,13 @@ class SaveAllRanks(Rule):
             # and local_rank == 0: torch.save(...) else: torch.save(...)`, the same path in both arms)
             other = _other_ranks_arm(file, call)
             tests = [t for t in file.conditions(call) if other is None or t is not other.test]
-            if (other is None and file.rank_guarded(call)) or in_spawning_parent(file, call):
+            # a flag named for one process that the file sets alike on every process (`master_process = True`)
+            constant = _constant_flags(file, tests)
+            if constant:
+                tests = [t for t in tests if not file.is_rank_test(t)]
+                if _called_on_one_rank(file, call) or in_spawning_parent(file, call):
+                    continue
+            elif (other is None and file.rank_guarded(call)) or in_spawning_parent(file, call):
                 continue  # (the parent of mp.spawn saves once: dev7 u011)
             if other is not None and (any(file.is_rank_test(t) for t in tests) or _called_on_one_rank(file, call)):
                 continue
@@ -248,9 +262,12 @@ class SaveAllRanks(Rule):
                     # (heldout20 u003: val()'s best-model save under `if epoch == 1: ... else:`)
                     alternatives = tuple(id(branch) for branch, arm in arms(file, call) if arm == "orelse"
                                          and any(_in_body(branch, s) for s in saves))
+                    flag = (f" under `{constant[0][0].id}`, which this file sets to {ast.unparse(constant[0][1])} on every "
+                            f"process (line {constant[0][1].lineno})" if constant else "")
                     yield Hit(call, cause=("every rank saves", alternatives),
-                              message=f"{_saver(call)} runs on every rank{shown}: all processes write the same "
-                              f"file{'s' if _pretrained_save(call) else ''}" if shown or _pretrained_save(call) else "")
+                              message=f"{_saver(call)} runs on every rank{flag}{shown}: all processes write the same "
+                              f"file{'s' if _pretrained_save(call) else ''}"
+                              if shown or flag or _pretrained_save(call) else "")
                 else:
                     inner = f" in {helpers[-1]}()" if len(helpers) > 1 else ""
                     # (the save itself is a place of this cause too: lint heldout17 u042's reader wrote it there)
@@ -295,7 +312,7 @@ class SaveAllRanks(Rule):
             named = constant(strategy, str) if strategy is not None else None
             if named is not None and ("spawn" in named or "notebook" in named or "fork" in named):
                 continue
-            if named is not None and named.startswith("ddp"):
+            if named is not None and named.startswith(MULTI_PROCESS_STRATEGIES):
                 return True
             for arg in ("devices", "gpus"):
                 count = constant(keyword(call, arg), int) if keyword(call, arg) is not None else None
@@ -358,6 +375,11 @@ class SaveAllRanks(Rule):
             return False
         if type(test) is ast.Call and type(test.func) is ast.Name and test.func.id in ("hasattr", "isinstance") \
                 and file.lookup(test.func) is None:
+            return False
+        if type(test) is ast.Call and type(test.func) is ast.Name and test.func.id == "getattr" \
+                and file.lookup(test.func) is None and len(test.args) >= 2 and not file.is_rank_test(test):
+            # a setting read off a config (`getattr(trainer.args, "tune_mm_mlp_adapter", False)`): every
+            # process reads the same (lint heldout25c u030, u033: LLaVA's adapter-only save)
             return False
         if type(test) is ast.Name:
             origins = file.origins(test)
@@ -498,6 +520,27 @@ def _rank_zero(file: FileModel, test: ast.expr) -> bool:
         return False
     left, right = test.left, test.comparators[0]
     return (constant(right) == 0 and is_rank_value(file, left)) or (constant(left) == 0 and is_rank_value(file, right))
+
+
+def _constant_flags(file: FileModel, tests: list[ast.expr]) -> list[tuple[ast.Name, ast.Constant]]:
+    """The flags named for one process (`master_process`) in the rank tests of `tests` where the file
+    gives each only constants (`master_process = True`, a nanoGPT script with its rank set-up replaced:
+    lint heldout25c u006): true on every process alike, no guard. Empty where any rank test reads
+    anything else (`rank == 0`, `master_process = ddp_rank == 0`)."""
+    found: list[tuple[ast.Name, ast.Constant]] = []
+    for test in tests:
+        if not file.is_rank_test(test):
+            continue
+        parts = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+        for part in parts:
+            if not file.is_rank_test(part):
+                continue
+            origins = file.origins(part) if type(part) is ast.Name else []
+            values = [o for o in origins if type(o) is ast.Constant and type(o.value) is bool]
+            if type(part) is not ast.Name or not values or len(values) != len(origins):
+                return []
+            found.append((part, values[0]))
+    return found
 
 
 def _called_on_one_rank(file: FileModel, call: ast.AST) -> bool:
