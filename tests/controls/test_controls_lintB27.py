@@ -233,3 +233,99 @@ class TestSaveAllRanksTrainerSubclass:
     def test_control_saved_on_local_rank_zero(self):
         code = TRAINER_SUBCLASS.replace("GUARD", "if trainer.args.local_rank in (-1, 0):")
         assert found(code, self.rule) == []
+
+
+# a DDP segmentation trainer (lint heldout25 u047): both epoch functions called with an extra world_size
+EPOCHS = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def train_epoch(model, loader, device, optimizer, epoch):
+        pass
+
+    def valid_epoch(model, loader, device, epoch):
+        pass
+
+    def main(model, loader, device, optimizer, world_size):
+        for epoch in range(10):
+            train_epoch(model, loader, device, optimizer, epoch, EXTRA)
+            valid_epoch(model, loader, device, epoch, EXTRA)
+
+    if __name__ == "__main__":
+        main(None, None, None, None, 2)
+"""
+
+
+class TestUnexpectedArgumentOwnFunction:
+    """unexpected-argument: a function of the file given more positional arguments than its def takes."""
+
+    verdict = "unexpected-argument"
+    rule = "unexpected-argument"
+
+    def test_sibling_one_argument_too_many(self):
+        assert found(EPOCHS.replace(", EXTRA", ", world_size"), self.rule) == [(12, "error")]
+
+    def test_control_the_arguments_fit(self):
+        assert found(EPOCHS.replace(", EXTRA", ""), self.rule) == []
+
+    def test_control_a_def_that_takes_any(self):
+        code = EPOCHS.replace(", EXTRA", ", world_size").replace("epoch):", "epoch, *rest):")
+        assert found(code, self.rule) == []
+
+
+# a launcher class (lint heldout25 u007): mp.spawn runs a bound method, passing the process index first
+SPAWNED_METHOD = """
+    import torch.multiprocessing as mp
+
+    class Launcher:
+        def __init__(self, world_size):
+            self.world_size = world_size
+
+        def _test(PARAMS):
+            pass
+
+        def execute_test(self):
+            mp.spawn(self._test, nprocs=self.world_size, join=True)
+"""
+
+
+class TestUnexpectedArgumentSpawnedMethod:
+    """unexpected-argument: mp.spawn of a method that takes no process index."""
+
+    verdict = "unexpected-argument"
+    rule = "unexpected-argument"
+
+    def test_sibling_no_index_taken(self):
+        # execute_test has no caller in the file: a warning
+        assert found(SPAWNED_METHOD.replace("PARAMS", "self"), self.rule) == [(11, "warning")]
+
+    def test_control_the_index_taken(self):
+        assert found(SPAWNED_METHOD.replace("PARAMS", "self, rank"), self.rule) == []
+
+
+# the same trainer (lint heldout25 u047): DDP's device_ids given the --local_rank option, an int
+OPTION = """
+    import argparse
+    import torch
+
+    def main(args, model):
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=args['local_rank'])
+
+    if __name__ == "__main__":
+        ap = argparse.ArgumentParser()
+        ap.add_argument("-rank", "--local_rank", KIND)
+        main(vars(ap.parse_args()), None)
+"""
+
+
+class TestDeviceIdsNotListIntOption:
+    """device-ids-not-list: an option the file's parser stores as one int is one device, not a list."""
+
+    verdict = "device-ids-not-list"
+    rule = "device-ids-not-list"
+
+    def test_sibling_an_int_option(self):
+        assert found(OPTION.replace("KIND", "type=int, default=0"), self.rule) == [(5, "error")]
+
+    def test_control_a_list_option(self):
+        assert found(OPTION.replace("KIND", "type=int, nargs='+', default=[0]"), self.rule) == []
