@@ -51,7 +51,7 @@ class UndefinedName(Rule):
     excerpts, lint dev3 h087's `m = Model(...)`, heldout7 t019's `model=Net()`), imports, no `from x import *` (which may bind any name), nothing that
     binds names at run time (`globals()[...]`, `exec`), valid Python as written (not
     a paste lint repaired, not a notebook). Not the names `name-not-imported` says (a module such as
-    `os` or `torch`, or any name read only as `name.attr`: a module left unimported,
+    `os` or `torch`, or any name but a CapWords class's read only as `name.attr`: a module left unimported,
     whose import an excerpt may have dropped; but `model_p.parameters()` or `x.state_dict()` reads
     a model, never a module: lint heldout15 u054; nor is `args.local_rank` where every attribute read is
     one the file's own argparse parser defines and nothing binds `args`: its `args =
@@ -84,10 +84,10 @@ class UndefinedName(Rule):
     test: every other rank raises UnboundLocalError (lint heldout11); not where two
     tests bind it (they may be each other's complement) or both arms do, nor where the other ranks
     leave before the read (`if is_main_process(): perf = evaluate() else: continue`, lint heldout16
-    u064); a warning where the file shows no run of several processes (no process group, spawn or
-    DDP of its own, no data-parallel library under a launch it shows): run as one process, that
-    process takes the branch (lint heldout25c u013's `lora_dir`, under `accelerator.is_main_process`
-    in a script its reader read as possibly one process). And a
+    u064); a warning where the test is a library's main-process flag (`accelerator.is_main_process`)
+    and the file shows no run of several processes (no process group, spawn or DDP of its own, no
+    data-parallel library under a launch it shows): run as one process, a plain way to run such a
+    script, that process takes the branch (lint heldout25c u013's `lora_dir`). And a
     function's local read above every assignment of it, outside any loop (`dataset =
     dataset.shuffle(...)` under `self.dataset = load_dataset(...)`, lint heldout10):
     the assignment makes the name local to the whole function, UnboundLocalError.
@@ -207,7 +207,8 @@ class UndefinedName(Rule):
         missing = {n for n in missing if n not in sys.stdlib_module_names
                    and (not all(type(file.parent.get(r)) is ast.Attribute and not _object_read(file, r)
                                 for r in reads.get(n, []))
-                        or _parsed_namespace(file, reads.get(n, []), dests))}
+                        or _parsed_namespace(file, reads.get(n, []), dests) or _class_name(n)
+                        or _parser_read(file, reads.get(n, [])))}
         parsed = {n for n in missing if _parsed_namespace(file, reads.get(n, []), dests)}
         yield from self._nowhere(file, missing, reads, parsed)
         yield from self._not_in_reach(file, reads)
@@ -229,6 +230,10 @@ class UndefinedName(Rule):
                     hit = replace(hit, message=f"{hit.message} (this line compares `{name}` instead of assigning "
                                   "it: `==` where `=` was meant)",
                                   fix=f"{name} = {ast.unparse(statement.value.comparators[0])[:40]}")
+                if hit is not None and _parser_read(file, reads[name]):
+                    hit = replace(hit, fix=f"{name} = argparse.ArgumentParser()  # before this line",
+                                  message=f"{hit.message} (it is read as an argparse parser: the line that builds "
+                                  "it is missing)")
                 if hit is not None and name in parsed:
                     hit = replace(hit, fix=f"{name} = parser.parse_args()  # before this line",
                                   message=f"{hit.message} (only its attributes are read, each one the file's "
@@ -438,7 +443,7 @@ class UndefinedName(Rule):
             hit = self._said(file, read)
             if hit is not None:
                 runs = hit.message.split("NameError when this line runs", 1)[1]
-                if hit.severity == ERROR and not _several_processes(file):
+                if hit.severity == ERROR and _library_flag(file, branch.test) and not _several_processes(file):
                     # the other ranks exist only under a launch the file does not show (an accelerate script
                     # run as one process takes every branch: lint heldout25c u013's `lora_dir`)
                     hit = replace(hit, severity=WARNING)
@@ -645,6 +650,23 @@ def _flag_part(file: FileModel, test: ast.expr, depth: int = 0) -> ast.expr | No
     return None
 
 
+# The libraries whose objects carry such flags.
+LIBRARY_ROOTS = ("accelerate.", "transformers.", "trl.")
+# A library's flag for the process that saves and logs, true where the run is one process.
+LIBRARY_MAIN_FLAGS = frozenset({"is_main_process", "is_local_main_process", "is_world_process_zero",
+                                "is_local_process_zero"})
+
+
+def _library_flag(file: FileModel, test: ast.expr) -> bool:
+    """`test` reads a library's main-process flag on an object the library built (`accelerator.is_main_process`
+    with `accelerator = Accelerator()`, `trainer.is_world_process_zero()`): true on the one process of a plain
+    run. Not a project's helper of that name (`utils.is_main_process()`: lint heldout16 u064)."""
+    return any(type(n) is ast.Attribute and n.attr in LIBRARY_MAIN_FLAGS and type(n.value) is ast.Name
+               and any(type(o) is ast.Call and (file.qualname(o.func) or "").startswith(LIBRARY_ROOTS)
+                       for o in file.origins(n.value))
+               for n in ast.walk(test))
+
+
 def _several_processes(file: FileModel) -> bool:
     """The file runs as several processes by what it shows: it starts a process group, spawns workers
     or wraps a model in DDP, or runs under a library's data-parallel launch it shows (`idioms`)."""
@@ -724,6 +746,25 @@ def _parsed_namespace(file: FileModel, reads: list[ast.Name], dests: set[str]) -
     never bound, not a module whose import an excerpt dropped."""
     attrs = {getattr(file.parent.get(r), "attr", None) for r in reads}
     return bool(reads) and all(type(file.parent.get(r)) is ast.Attribute for r in reads) and attrs <= dests
+
+
+# What an argparse parser has and no module does.
+PARSER_METHODS = frozenset({"add_argument", "parse_args", "parse_known_args", "add_argument_group",
+                            "add_mutually_exclusive_group", "set_defaults"})
+
+
+def _parser_read(file: FileModel, reads: list[ast.Name]) -> bool:
+    """A name read as an argparse parser (`parser.add_argument(...)`, `parser.parse_args()`): a value the
+    file never built, not a module an excerpt's import line dropped (lint heldout24b u052: the
+    `parser = argparse.ArgumentParser()` line commented out)."""
+    return any(getattr(file.parent.get(r), "attr", None) in PARSER_METHODS for r in reads)
+
+
+def _class_name(name: str) -> bool:
+    """A name written as a class (CapWords: `StateDictType`, read as `StateDictType.FULL_STATE_DICT`), which
+    no module is named (lint heldout22 u001: FSDP's StateDictType never imported); not one letter or all
+    capitals (`L`, `F`, `DDP`: the aliases an excerpt's import lines give modules)."""
+    return len(name) > 1 and name[:1].isupper() and any(c.islower() for c in name)
 
 
 def _object_read(file: FileModel, read: ast.Name) -> bool:
