@@ -329,3 +329,166 @@ class TestDeviceIdsNotListIntOption:
 
     def test_control_a_list_option(self):
         assert found(OPTION.replace("KIND", "type=int, nargs='+', default=[0]"), self.rule) == []
+
+
+# a seq2seq fine-tune under accelerate (lint heldout22b u042): every Accelerate process loads the checkpoint
+ACCELERATE_LOAD = """
+    # accelerate launch --multi_gpu train.py
+    import torch
+    from accelerate import Accelerator
+
+    def main(model):
+        accelerator = Accelerator()
+        model.load_state_dict(torch.load("output/model_seq2seq.pt"MAP))
+        model = accelerator.prepare(model)
+
+    if __name__ == "__main__":
+        main(None)
+"""
+
+
+class TestTorchLoadNoMapLocationUnderALibraryLaunch:
+    """torch-load-no-map-location: accelerate (DeepSpeed, the HF Trainer) under a launch the file shows runs every
+    line once per process."""
+
+    verdict = "torch-load-no-map-location"
+    rule = "torch-load-no-map-location"
+
+    def test_sibling_every_process_loads(self):
+        assert found(ACCELERATE_LOAD.replace("MAP", ""), self.rule) == [(7, "warning")]
+
+    def test_control_mapped_to_the_cpu(self):
+        assert found(ACCELERATE_LOAD.replace("MAP", ', map_location="cpu"'), self.rule) == []
+
+
+# an accelerate image-captioning trainer (lint heldout25c u002): generate called on the prepared model
+PREPARED = """
+    from accelerate import Accelerator
+
+    def evaluate(model, loader):
+        accelerator = Accelerator()
+        model, loader = accelerator.prepare(model, loader)
+        for batch in loader:
+            outputs = HOLDER.generate(**batch)
+"""
+
+
+class TestWrapperMethodCallPreparedModel:
+    """wrapper-method-call: the model accelerate's prepare returned is a DDP wrapper under a multi-process launch."""
+
+    verdict = "wrapper-method-call"
+    rule = "wrapper-method-call"
+
+    def test_sibling_generate_on_the_prepared_model(self):
+        assert found(PREPARED.replace("HOLDER", "model"), self.rule) == [(7, "warning")]
+
+    def test_control_generate_on_the_unwrapped_model(self):
+        assert found(PREPARED.replace("HOLDER", "accelerator.unwrap_model(model)"), self.rule) == []
+
+
+# an FSDP fine-tune whose process group a helper module starts (lint heldout25 u009): every rank writes the sampler
+# state to one file at each save step
+FSDP_SAVE = """
+    import os
+    import torch
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+
+    def train(model, loader, save_every, directory):
+        model = FSDP(model)
+        for step, batch in enumerate(loader):
+            is_save_step = (step + 1) % save_every == 0
+            if is_save_step:
+                GUARD
+                    torch.save({"sampler": loader.sampler.state_dict()}, os.path.join(directory, "train_state.pt"))
+
+    if __name__ == "__main__":
+        train(None, [], 10, "ckpt")
+"""
+
+
+class TestSaveAllRanksFsdpProgram:
+    """save-all-ranks: an FSDP program runs once per rank; a step flag computed in view reads no rank."""
+
+    verdict = "save-all-ranks"
+    rule = "save-all-ranks"
+
+    def test_sibling_every_rank_saves_at_the_step(self):
+        assert found(FSDP_SAVE.replace("GUARD", "if True:"), self.rule) == [(11, "warning")]
+
+    def test_control_rank_zero_saves(self):
+        assert found(FSDP_SAVE.replace("GUARD", "if torch.distributed.get_rank() == 0:"), self.rule) == []
+
+
+# a Lightning CIFAR10 trainer (lint heldout25 u048): strategy='ddp' runs the script once per GPU, and its own
+# prepare_data() downloads in each; a DataModule's prepare_data hook runs on one process per node
+LIGHTNING_DOWNLOAD = """
+    import pytorch_lightning as pl
+    from pytorch_lightning import Trainer
+    from torchvision import datasets
+
+    class CIFAR(OWNER):
+        def prepare_data(self):
+            datasets.CIFAR10(root="./data", train=True, download=True)
+
+    if __name__ == "__main__":
+        data = CIFAR()
+        data.prepare_data()
+        trainer = Trainer(accelerator="gpu", devices=-1, strategy="ddp")
+"""
+
+
+class TestDatasetDownloadAllRanksLightning:
+    """dataset-download-all-ranks: Lightning with several devices runs the script in every process."""
+
+    verdict = "dataset-download-all-ranks"
+    rule = "dataset-download-all-ranks"
+
+    def test_control_the_hook_lightning_runs_once_per_node(self):
+        code = LIGHTNING_DOWNLOAD.replace("OWNER", "pl.LightningDataModule").replace("        data.prepare_data()\n", "")
+        assert found(code, self.rule) == []
+
+    def test_sibling_a_plain_function_every_process_runs(self):
+        code = LIGHTNING_DOWNLOAD.replace("class CIFAR(OWNER):\n        def prepare_data(self):",
+                                          "def prepare_data():").replace(
+            "            datasets.CIFAR10", "        datasets.CIFAR10").replace(
+            "        data = CIFAR()\n        data.prepare_data()", "        prepare_data()")
+        assert found(code, self.rule) == [(6, "warning")]
+
+
+# macroexpansion/thyroid-classification distributed_training.py (lint heldout24b u052): the parser's construction
+# commented out; lint heldout22 u001: FSDP's StateDictType read, never imported
+READ_AS_ATTRIBUTE = """
+    import argparse
+    import torch
+    from torch.distributed.fsdp import FullyShardedDataParallel as FSDP
+    BUILT
+    parser.add_argument("--local_rank", type=int)
+
+    def save(model):
+        with FSDP.state_dict_type(model, HOLDER.FULL_STATE_DICT):
+            return model.state_dict()
+
+    if __name__ == "__main__":
+        save(torch.nn.Linear(2, 2))
+"""
+
+
+class TestUndefinedNameReadAsAttribute:
+    """undefined-name: a name read only as `name.attr` is a module left unimported unless the reads show a parser
+    or the name is written as a class."""
+
+    verdict = "undefined-name"
+    rule = "undefined-name"
+
+    def test_sibling_the_parser_never_built(self):
+        code = READ_AS_ATTRIBUTE.replace("BUILT", "").replace("HOLDER", "torch")
+        assert found(code, self.rule) == [(5, "error")]
+
+    def test_sibling_a_class_never_imported(self):
+        code = READ_AS_ATTRIBUTE.replace("BUILT", "parser = argparse.ArgumentParser()").replace("HOLDER", "StateDictType")
+        assert found(code, self.rule) == [(8, "error")]
+
+    def test_control_a_module_left_unimported(self):
+        # `fsdp.StateDictType`-style module reads stay name-not-imported's (an excerpt's import line)
+        code = READ_AS_ATTRIBUTE.replace("BUILT", "parser = argparse.ArgumentParser()").replace("HOLDER", "sdt")
+        assert found(code, self.rule) == []

@@ -3,7 +3,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import wrapper_arguments
+from gpudoctor.linter.idioms import argparse_option, wrapper_arguments
 from gpudoctor.linter.model import FileModel, constant, keyword
 from gpudoctor.linter.rule import ERROR, Hit, Rule
 
@@ -82,22 +82,11 @@ class DeviceIdsNotList(Rule):
         return isinstance(origin, ast.Call) and file.qualname(origin.func) == "torch.device"
 
 
+
 def _int_option(file: FileModel, dest: str) -> bool:
-    """The file's argparse parser stores `dest` as one int: `add_argument("--local_rank", type=int)` (or
-    `dest="local_rank"`), with no `nargs` and no `action` (`nargs='+'` makes a list: lint heldout23b u015's
-    `--gpus`), and no other `add_argument` stores it."""
-    found = []
-    for call in file.calls:
-        if type(call.func) is not ast.Attribute or call.func.attr != "add_argument":
-            continue
-        flags = [c for c in (constant(a, str) for a in call.args) if c]
-        named = constant(keyword(call, "dest"), str)
-        longs = [f for f in flags if f.startswith("--")]
-        stored = named or (longs or flags or ["-"])[0].lstrip("-").replace("-", "_")
-        if stored == dest:
-            found.append(call)
-    if len(found) != 1:
-        return False
-    kind = keyword(found[0], "type")
-    return type(kind) is ast.Name and kind.id == "int" and keyword(found[0], "nargs") is None \
-        and keyword(found[0], "action") is None
+    """The file's argparse parser stores `dest` as one int: `add_argument("--local_rank", type=int)`, with no
+    `nargs` and no `action` (`nargs='+'` makes a list: lint heldout23b u015's `--gpus`)."""
+    option = argparse_option(file, dest)
+    kind = keyword(option, "type") if option is not None else None
+    return option is not None and type(kind) is ast.Name and kind.id == "int" \
+        and keyword(option, "nargs") is None and keyword(option, "action") is None

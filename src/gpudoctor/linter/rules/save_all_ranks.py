@@ -6,7 +6,7 @@ import ast
 import re
 
 from gpudoctor.linter.idioms import (DISTRIBUTED_NEEDLES, TORCH, data_parallel_framework, in_spawning_parent,
-                                     is_distributed_program)
+                                     is_distributed_program, lightning_multi_process)
 from gpudoctor.linter.arms import arms, ruled_out
 from gpudoctor.linter.model import Element, FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
@@ -19,12 +19,6 @@ from gpudoctor.linter.rule import Hit, Rule
 DISTRIBUTED_SWITCH = re.compile(r"distributed|^is_initialized$|^(?:use_|is_)?ddp(?:_enabled)?$|^(?:use_|is_)?dist$",
                                 re.IGNORECASE)
 
-# Where Lightning's Trainer comes from.
-LIGHTNING = ("pytorch_lightning", "lightning")
-# Lightning strategies that start one process per device, as DDP does (`fsdp`, `fsdp_native`,
-# `deepspeed_stage_2`: lint heldout25 u003's torch.save after trainer.fit(strategy='fsdp')); their
-# `_spawn` / `_notebook` / `_fork` variants are told apart before.
-MULTI_PROCESS_STRATEGIES = ("ddp", "fsdp", "deepspeed")
 
 
 class SaveAllRanks(Rule):
@@ -85,7 +79,9 @@ class SaveAllRanks(Rule):
 
     A loop's counter is no rank flag: `if batch and (batch + 1) % val_interval == 0:` with `batch`
     the index `enumerate` yields (or an element of `range`) is the same on every rank (lint
-    heldout15: a compression trainer's current and best checkpoints). A save in the `else` of
+    heldout15: a compression trainer's current and best checkpoints), nor is a flag the file computes
+    in view from no rank and no call (`is_save_step = (step + 1) % save_every == 0`: lint heldout25
+    u009, an FSDP program whose every rank saves its sampler state). A save in the `else` of
     a test that holds on rank 0 only (`if is_distributed and local_rank == 0: torch.save(...)
     else: torch.save(...)`) runs on every other rank, and is flagged there (lint heldout15: a
     meta-learning trainer saving one path in both arms). And a save helper of the project's own
@@ -205,10 +201,10 @@ class SaveAllRanks(Rule):
                        + [c for c in file.calls if _pretrained_save(c)], key=lambda c: (c.lineno, c.col_offset))
         imported = {id(c): module for c, module in _imported_savers(file)}
         framework = data_parallel_framework(file)
-        if not (saves or imported) or not (is_distributed_program(file) or self._lightning_ddp(file) or framework):
+        if not (saves or imported) or not (is_distributed_program(file) or lightning_multi_process(file) or framework):
             return
         # where only the library makes the processes, the message says which
-        only = framework if not (is_distributed_program(file) or self._lightning_ddp(file)) else None
+        only = framework if not (is_distributed_program(file) or lightning_multi_process(file)) else None
         shown = "" if only is None else \
             f" (the file runs once per process under `{ast.unparse(only.func)[:40]}(...)`, line {only.lineno})"
         said: set[int] = set()
@@ -300,27 +296,6 @@ class SaveAllRanks(Rule):
         return node, helpers
 
     @staticmethod
-    def _lightning_ddp(file: FileModel) -> bool:
-        """A Lightning `Trainer` told to use several devices (`devices=4`,
-        `gpus=2`, `devices=-1`) or a DDP strategy: Lightning starts the script
-        again for each device, so every line after `fit` runs on every rank.
-        ddp_spawn / ddp_notebook run the rest of the script in one process only."""
-        for call in file.calls:
-            if terminal_name(call.func) != "Trainer" or not (file.qualname(call.func) or "").startswith(LIGHTNING):
-                continue
-            strategy = keyword(call, "strategy")
-            named = constant(strategy, str) if strategy is not None else None
-            if named is not None and ("spawn" in named or "notebook" in named or "fork" in named):
-                continue
-            if named is not None and named.startswith(MULTI_PROCESS_STRATEGIES):
-                return True
-            for arg in ("devices", "gpus"):
-                count = constant(keyword(call, arg), int) if keyword(call, arg) is not None else None
-                if isinstance(count, int) and not isinstance(count, bool) and (count > 1 or count == -1):
-                    return True
-        return False
-
-    @staticmethod
     def _per_rank(file: FileModel, arg: ast.expr) -> bool:
         """The file name holds the rank, written there or in the variable
         passed (`path = f"ckpt_{rank}.pt"`; `torch.save(state, path)`), or in a
@@ -383,7 +358,8 @@ class SaveAllRanks(Rule):
             return False
         if type(test) is ast.Name:
             origins = file.origins(test)
-            return not (origins and all(type(o) is ast.Constant or _counter(o) for o in origins))
+            return not (origins and all(type(o) is ast.Constant or _counter(o) or _plain_test(file, o)
+                                        for o in origins))
         if type(test) is ast.Attribute and type(test.value) is ast.Name and test.value.id in ("args", "opt", "FLAGS"):
             return not SaveAllRanks._option(file, test.attr) or any(
                 type(n) is ast.Attribute and n.attr == test.attr and type(n.ctx) is ast.Store
@@ -486,6 +462,13 @@ def _state_dict_in(file: FileModel, expr: ast.expr) -> bool:
     """`expr` holds a module's `state_dict()`: written in it, or in the dict a name of it was given."""
     values = [expr] + ([o for o in file.origins(expr) if isinstance(o, ast.AST)] if type(expr) is ast.Name else [])
     return any(type(n) is ast.Call and terminal_name(n.func) == "state_dict" for v in values for n in ast.walk(v))
+
+
+def _plain_test(file: FileModel, origin: object) -> bool:
+    """A flag's value the file computes in view from no rank and no call (`is_save_step = (step + 1) %
+    save_every == 0`: lint heldout25 u009, every rank saving its sampler state): alike on every rank."""
+    return isinstance(origin, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and not file.is_rank_test(origin) \
+        and not any(type(n) is ast.Call for n in ast.walk(origin))
 
 
 def _counter(origin: object) -> bool:
