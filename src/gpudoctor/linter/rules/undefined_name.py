@@ -45,8 +45,9 @@ class UndefinedName(Rule):
     Flagged in a whole program only: a module-level `if __name__ == "__main__":`
     block (or a script that opens with its imports and ends by calling a function it defines,
     `train()` as its last line: lint heldout15 u054; or a script with neither that opens with its
-    imports, leaves no conventional module unimported, holds no `...` placeholder for a value and runs
-    to 40 lines or more: its module-level code is the program as it runs, lint heldout25c u003's
+    imports, leaves no conventional module unimported, holds no `...` placeholder for a value, loops at
+    module level (not a library module) and runs to 40 lines or more: its module-level code is the
+    program as it runs, lint heldout25c u003's
     `checkpointing_steps == "epoch"` typed for `=`, read at module level; shorter pastes are the usual
     excerpts, lint dev3 h087's `m = Model(...)`, heldout7 t019's `model=Net()`), imports, no `from x import *` (which may bind any name), nothing that
     binds names at run time (`globals()[...]`, `exec`), valid Python as written (not
@@ -699,11 +700,15 @@ def _whole_script(file: FileModel) -> bool:
     stray `oss`): it opens with its imports, imports every conventional module it uses (no `torch` or
     `nn` read unimported: an excerpt's imports were left out), holds no `...` placeholder standing
     for a value (`model = ...`, `Model(...)`: a sketch whose reader fills them in, lint dev3 h080),
-    and runs to WHOLE_SCRIPT_LINES lines or more."""
+    runs its work in a loop at module level (a training script, not a library module whose functions
+    others call) and runs to WHOLE_SCRIPT_LINES lines or more."""
     body = [stmt for stmt in file.tree.body
             if not (type(stmt) is ast.Expr and type(stmt.value) is ast.Constant and type(stmt.value.value) is str)]
     if len(body) < 3 or not isinstance(body[0], IMPORTS) or file.assumed:
         return False
+    if not any(isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)) for stmt in body):
+        return False  # no loop at module level: a library module whose functions others call (the
+        # mature-repository control: gpt-neox's megatron/training.py, apex's sparse_masklib.py)
     if file.text.count("\n") + 1 < WHOLE_SCRIPT_LINES:
         return False
     for node in ast.walk(file.tree):
