@@ -11,6 +11,12 @@ from gpudoctor.linter.model import Binding, FileModel, Param, keyword, terminal_
 from gpudoctor.linter.ranks import same_everywhere
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
+# What accelerate may wrap a prepared model in that hands on the attributes it lacks (DeepSpeed's engine and
+# FSDP do, DDP does not): a file that names them may run under them (the mature-repository control: peft's
+# `*_ds_zero3_offload.py` and `*_fsdp.py` examples call `model.generate` on the prepared model).
+FORWARDING_BACKEND = re.compile(r"deepspeed|fsdp|FullyShardedDataParallel", re.IGNORECASE)
+# What accelerator.prepare hands back that is no model (llama-recipes: `model, tokenizer = accelerator.prepare(...)`).
+NOT_A_MODEL = re.compile(r"tokenizer|processor|optim|sched|loader|data", re.IGNORECASE)
 # A test that says the run is distributed: under it, `x.module` reads the model out of a wrapper.
 DISTRIBUTED = re.compile(r"distributed|ddp|world_size|n_gpu|num_gpus|local_rank", re.IGNORECASE)
 # The file tests for the wrapper itself (`x.module if isinstance(x, DDP) else x`): it handles both paths.
@@ -105,7 +111,9 @@ class WrapperMethodCall(Rule):
     (`model.generate(...)`, `model.save_pretrained(...)`: lint heldout25c u002, u003): under a
     multi-process launch prepare wraps it in DistributedDataParallel, which has none of the model's
     own attributes; run as one process, prepare returns the model itself. The fix reads it through
-    `accelerator.unwrap_model(model)`.
+    `accelerator.unwrap_model(model)`. Not in a notebook (one process), nor in a file that names DeepSpeed
+    or FSDP (their wrappers hand on the model's attributes: peft's zero3 and fsdp examples), nor on a
+    tokenizer or processor prepare hands back.
     """
 
     id = "wrapper-method-call"
@@ -226,7 +234,8 @@ class WrapperMethodCall(Rule):
                 continue
             # the model accelerate's prepare returned (lint heldout25c u002's `model.generate(...)`, u003's
             # `model.save_pretrained(...)`): under a multi-process launch prepare wraps it in DDP
-            prepared = prepared_model(file, node.value)
+            prepared = None if file.notebook or FORWARDING_BACKEND.search(file.text) \
+                or NOT_A_MODEL.search(holder) else prepared_model(file, node.value)
             if prepared is not None and prepared.lineno < node.lineno:
                 yield node, Hit(node, severity=WARNING, fix=f"accelerator.unwrap_model({holder}).{node.attr}",
                                 message=f"{holder} is the model `{ast.unparse(prepared.func)[:40]}(...)` returned "
