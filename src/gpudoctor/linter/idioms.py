@@ -329,8 +329,8 @@ def wrapper_arguments(file: FileModel, name: str, position: int) -> Iterator[tup
 DIST_INIT_HELPER = re.compile(r"^(?:init|setup|initialize)_(?:distributed|dist|ddp)(?:_[a-z]+)?$"
                               r"|^(?:ddp|dist|distributed)_(?:init|setup)$")
 # Text a file that starts a process group contains (a cheap test before parsing).
-DISTRIBUTED_NEEDLES = ("init_process_group", "DistributedDataParallel", "spawn", "start_processes", "init_dist",
-                       "setup_dist", "initialize_dist", "_ddp", "ddp_init", "ddp_setup", "dist_init", "dist_setup",
+DISTRIBUTED_NEEDLES = ("init_process_group", "DistributedDataParallel", "FullyShardedDataParallel", "spawn",
+                       "start_processes", "init_dist", "setup_dist", "initialize_dist", "_ddp", "ddp_init", "ddp_setup", "dist_init", "dist_setup",
                        "distributed_init", "distributed_setup")
 
 
@@ -349,17 +349,48 @@ def never_run(file: FileModel, node: ast.AST) -> bool:
 
 def is_distributed_program(file: FileModel) -> bool:
     """The file starts a process group (itself, or through a helper it
-    imports), spawns workers or wraps a model in DDP: every statement at its
+    imports), spawns workers or wraps a model in DDP or FSDP: every statement at its
     top runs once per rank."""
     for call in file.calls:
         if file.is_call_to(call, "init_process_group", TORCH) or file.is_spawn(call):
             return True
-        if file.is_call_to(call, "DistributedDataParallel", TORCH):
-            return True
+        if file.is_call_to(call, "DistributedDataParallel", TORCH) \
+                or file.is_call_to(call, "FullyShardedDataParallel", TORCH):
+            return True  # (FSDP shards over the default group: lint heldout25 u009 starts it in a helper module)
         if DIST_INIT_HELPER.match(terminal_name(call.func)) and not file.callees(call) \
                 and (file.qualname(call.func) or "").split(".", 1)[0] not in NO_GROUP_HELPERS:
             return True  # (a helper this file defines is read above: its own init_process_group)
     return False
+
+
+# Where Lightning's Trainer comes from.
+LIGHTNING = ("pytorch_lightning", "lightning")
+# Lightning strategies that start one process per device, as DDP does (`fsdp`, `fsdp_native`,
+# `deepspeed_stage_2`: lint heldout25 u003's torch.save after trainer.fit(strategy='fsdp')); their
+# `_spawn` / `_notebook` / `_fork` variants run the rest of the script in one process.
+MULTI_PROCESS_STRATEGIES = ("ddp", "fsdp", "deepspeed")
+
+
+def lightning_multi_process(file: FileModel) -> ast.Call | None:
+    """The Lightning `Trainer(...)` told to use several devices (`devices=4`, `gpus=2`, `devices=-1`) or a
+    strategy of one process per device (MULTI_PROCESS_STRATEGIES): Lightning starts the script again for
+    each device, so every line of it runs on every rank (issue 41's heldout4: a torch.save after fit; lint
+    heldout25 u048: CIFAR10(download=True) in the main block). `ddp_spawn` / `ddp_notebook` run the rest
+    of the script in one process only. None where there is none."""
+    for call in file.calls:
+        if terminal_name(call.func) != "Trainer" or not (file.qualname(call.func) or "").startswith(LIGHTNING):
+            continue
+        strategy = keyword(call, "strategy")
+        named = constant(strategy, str) if strategy is not None else None
+        if named is not None and ("spawn" in named or "notebook" in named or "fork" in named):
+            continue
+        if named is not None and named.startswith(MULTI_PROCESS_STRATEGIES):
+            return call
+        for arg in ("devices", "gpus"):
+            count = constant(keyword(call, arg), int) if keyword(call, arg) is not None else None
+            if isinstance(count, int) and not isinstance(count, bool) and (count > 1 or count == -1):
+                return call
+    return None
 
 
 # Libraries whose modules a script may call a group-starting helper on that they do not have:
@@ -379,7 +410,8 @@ def data_parallel_framework(file: FileModel) -> ast.Call | None:
     """The call by which a library runs this file's training data-parallel, one process per GPU
     under its launcher, with no process group or DDP wrapper the file makes itself: DeepSpeed's
     `deepspeed.initialize(...)` (the engine averages the gradients in its `backward`); accelerate's
-    `Accelerator(...)` and transformers' or trl's `Trainer(...)` (`SFTTrainer`, `Seq2SeqTrainer`) where
+    `Accelerator(...)` and transformers' or trl's `Trainer(...)` (`SFTTrainer`, `Seq2SeqTrainer`, or a class
+    of the file derived from one: `class EventChatTrainer(Trainer):`, lint heldout25c u030, u033, u068) where
     the file also shows it runs as several processes (MULTI_PROCESS_WORDS: lint heldout24 u010's
     `srun torchrun --nproc_per_node ...` docstring, heldout21 u026's `device_map="DDP"`); those two run
     as well in one process, as most of the mature repositories' examples and notebooks do (read without
@@ -397,9 +429,21 @@ def data_parallel_framework(file: FileModel) -> ast.Call | None:
             continue
         if qualname.startswith("accelerate.") and terminal_name(call.func) == "Accelerator":
             return call
-        if terminal_name(call.func).endswith("Trainer") and qualname.split(".", 1)[0] in ("transformers", "trl"):
+        if _hf_trainer(file, call.func):
             return call
     return None
+
+
+def _hf_trainer(file: FileModel, func: ast.expr, depth: int = 0) -> bool:
+    """`func` is transformers' or trl's Trainer (`Seq2SeqTrainer`, `SFTTrainer`), or a class of this
+    file derived from one (`class EventChatTrainer(Trainer):`, `class SFTTrainerNoShuffle(SFTTrainer):`:
+    lint heldout25c u030, u033, u068, whose saves every process makes)."""
+    if (file.qualname(func) or "").split(".", 1)[0] in ("transformers", "trl"):
+        return terminal_name(func).endswith("Trainer")
+    if depth >= 3 or type(func) is not ast.Name:
+        return False
+    classes = [n for n in file.tree.body if type(n) is ast.ClassDef and n.name == func.id]
+    return len(classes) == 1 and any(_hf_trainer(file, base, depth + 1) for base in classes[0].bases)
 
 
 # What `accelerator.prepare(...)` hands back that is no model: an optimizer, a scheduler, a loader (by the name the
@@ -624,14 +668,13 @@ def values(file: FileModel, expr: ast.expr) -> list[object]:
     return out
 
 
-def argparse_default(file: FileModel, dest: str) -> ast.expr | None:
-    """The `default=` of the one argparse option of the file stored as `dest`
-    (`--num-workers` / `--num_workers` / `dest="num_workers"`); None when
-    there is none, or several."""
-    key = ("argparse-defaults", file.tree)
+def argparse_option(file: FileModel, dest: str) -> ast.Call | None:
+    """The one `add_argument(...)` call of the file that stores `dest` (`--num-workers` / `--num_workers` /
+    `dest="num_workers"`); None when there is none, or several."""
+    key = ("argparse-options", file.tree)
     table = file.memo.get(key)
     if not isinstance(table, dict):  # (file.memo holds objects; this key only this table)
-        found: dict[str, list[ast.expr | None]] = {}
+        found: dict[str, list[ast.Call]] = {}
         for call in file.calls:
             if type(call.func) is not ast.Attribute or call.func.attr != "add_argument":
                 continue
@@ -641,10 +684,17 @@ def argparse_default(file: FileModel, dest: str) -> ast.expr | None:
                 longs = [f for f in flags if f.startswith("--")]
                 name = (longs[0] if longs else flags[0] if flags else "").lstrip("-").replace("-", "_")
             if name:
-                found.setdefault(name, []).append(keyword(call, "default"))
+                found.setdefault(name, []).append(call)
         table = file.memo[key] = found
-    defaults = table.get(dest, [])
-    return defaults[0] if len(defaults) == 1 else None
+    calls = table.get(dest, [])
+    return calls[0] if len(calls) == 1 else None
+
+
+def argparse_default(file: FileModel, dest: str) -> ast.expr | None:
+    """The `default=` of the one argparse option of the file stored as `dest`; None when there is none,
+    or several (`argparse_option`)."""
+    option = argparse_option(file, dest)
+    return keyword(option, "default") if option is not None else None
 
 
 def spread_keywords(file: FileModel, call: ast.Call) -> dict[str, ast.expr] | None:

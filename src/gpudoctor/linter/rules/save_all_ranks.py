@@ -6,7 +6,7 @@ import ast
 import re
 
 from gpudoctor.linter.idioms import (DISTRIBUTED_NEEDLES, TORCH, data_parallel_framework, in_spawning_parent,
-                                     is_distributed_program)
+                                     is_distributed_program, lightning_multi_process)
 from gpudoctor.linter.arms import arms, ruled_out
 from gpudoctor.linter.model import Element, FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
@@ -19,8 +19,6 @@ from gpudoctor.linter.rule import Hit, Rule
 DISTRIBUTED_SWITCH = re.compile(r"distributed|^is_initialized$|^(?:use_|is_)?ddp(?:_enabled)?$|^(?:use_|is_)?dist$",
                                 re.IGNORECASE)
 
-# Where Lightning's Trainer comes from.
-LIGHTNING = ("pytorch_lightning", "lightning")
 
 
 class SaveAllRanks(Rule):
@@ -48,17 +46,21 @@ class SaveAllRanks(Rule):
     parameter every call gives a literal (`train(epoch, save_model=True)`), an
     option of the file's own argparse parser nothing reassigns (`if
     args.render_only: return`), `hasattr(model, "module")` / `isinstance(...)`
-    (issue 41's dev7 and heldout10). A heuristic: a warning. A test that an object exists (`if
+    (issue 41's dev7 and heldout10), a setting read with `getattr(trainer.args,
+    "tune_mm_mlp_adapter", False)` (lint heldout25c u030, u033: LLaVA's config save
+    before its rank test). Nor is a flag named for one process that the file sets to a
+    constant only (`master_process = True`: a nanoGPT script with its rank set-up replaced,
+    lint heldout25c u006): true on every process alike. A heuristic: a warning. A test that an object exists (`if
     writer is not None:`, `if writer:`) is a rank guard where the object is
     built only under a rank test and is None elsewhere (issue 41's heldout9: a
     research script saving its best checkpoint where its TensorBoard writer
     exists, `writer = None` on the other ranks).
 
     A Lightning script whose `Trainer` is given several devices (`devices=4`,
-    `gpus=2`) or a `ddp` strategy is distributed too: Lightning runs the script
+    `gpus=2`) or a `ddp`, `fsdp` or `deepspeed` strategy is distributed too: Lightning runs the script
     once per device, so a `torch.save` after `trainer.fit(...)` runs on every
     rank unless it tests `trainer.is_global_zero` (issue 41's heldout4: a
-    4-GPU fit whose saved module came out empty). `ddp_spawn` and
+    4-GPU fit whose saved module came out empty; lint heldout25 u003, `strategy='fsdp'`). `ddp_spawn` and
     `ddp_notebook` are not: the rest of the script runs in one process.
 
     A save in the file's own save helper (a function named for saving: `def
@@ -77,7 +79,9 @@ class SaveAllRanks(Rule):
 
     A loop's counter is no rank flag: `if batch and (batch + 1) % val_interval == 0:` with `batch`
     the index `enumerate` yields (or an element of `range`) is the same on every rank (lint
-    heldout15: a compression trainer's current and best checkpoints). A save in the `else` of
+    heldout15: a compression trainer's current and best checkpoints), nor is a flag the file computes
+    in view from no rank and no call (`is_save_step = (step + 1) % save_every == 0`: lint heldout25
+    u009, an FSDP program whose every rank saves its sampler state). A save in the `else` of
     a test that holds on rank 0 only (`if is_distributed and local_rank == 0: torch.save(...)
     else: torch.save(...)`) runs on every other rank, and is flagged there (lint heldout15: a
     meta-learning trainer saving one path in both arms). And a save helper of the project's own
@@ -197,10 +201,10 @@ class SaveAllRanks(Rule):
                        + [c for c in file.calls if _pretrained_save(c)], key=lambda c: (c.lineno, c.col_offset))
         imported = {id(c): module for c, module in _imported_savers(file)}
         framework = data_parallel_framework(file)
-        if not (saves or imported) or not (is_distributed_program(file) or self._lightning_ddp(file) or framework):
+        if not (saves or imported) or not (is_distributed_program(file) or lightning_multi_process(file) or framework):
             return
         # where only the library makes the processes, the message says which
-        only = framework if not (is_distributed_program(file) or self._lightning_ddp(file)) else None
+        only = framework if not (is_distributed_program(file) or lightning_multi_process(file)) else None
         shown = "" if only is None else \
             f" (the file runs once per process under `{ast.unparse(only.func)[:40]}(...)`, line {only.lineno})"
         said: set[int] = set()
@@ -214,7 +218,13 @@ class SaveAllRanks(Rule):
             # and local_rank == 0: torch.save(...) else: torch.save(...)`, the same path in both arms)
             other = _other_ranks_arm(file, call)
             tests = [t for t in file.conditions(call) if other is None or t is not other.test]
-            if (other is None and file.rank_guarded(call)) or in_spawning_parent(file, call):
+            # a flag named for one process that the file sets alike on every process (`master_process = True`)
+            constant = _constant_flags(file, tests)
+            if constant:
+                tests = [t for t in tests if not file.is_rank_test(t)]
+                if _called_on_one_rank(file, call) or in_spawning_parent(file, call):
+                    continue
+            elif (other is None and file.rank_guarded(call)) or in_spawning_parent(file, call):
                 continue  # (the parent of mp.spawn saves once: dev7 u011)
             if other is not None and (any(file.is_rank_test(t) for t in tests) or _called_on_one_rank(file, call)):
                 continue
@@ -248,9 +258,12 @@ class SaveAllRanks(Rule):
                     # (heldout20 u003: val()'s best-model save under `if epoch == 1: ... else:`)
                     alternatives = tuple(id(branch) for branch, arm in arms(file, call) if arm == "orelse"
                                          and any(_in_body(branch, s) for s in saves))
+                    flag = (f" under `{constant[0][0].id}`, which this file sets to {ast.unparse(constant[0][1])} on every "
+                            f"process (line {constant[0][1].lineno})" if constant else "")
                     yield Hit(call, cause=("every rank saves", alternatives),
-                              message=f"{_saver(call)} runs on every rank{shown}: all processes write the same "
-                              f"file{'s' if _pretrained_save(call) else ''}" if shown or _pretrained_save(call) else "")
+                              message=f"{_saver(call)} runs on every rank{flag}{shown}: all processes write the same "
+                              f"file{'s' if _pretrained_save(call) else ''}"
+                              if shown or flag or _pretrained_save(call) else "")
                 else:
                     inner = f" in {helpers[-1]}()" if len(helpers) > 1 else ""
                     # (the save itself is a place of this cause too: lint heldout17 u042's reader wrote it there)
@@ -281,27 +294,6 @@ class SaveAllRanks(Rule):
             helpers.insert(0, func.name)
             node = sites[0]
         return node, helpers
-
-    @staticmethod
-    def _lightning_ddp(file: FileModel) -> bool:
-        """A Lightning `Trainer` told to use several devices (`devices=4`,
-        `gpus=2`, `devices=-1`) or a DDP strategy: Lightning starts the script
-        again for each device, so every line after `fit` runs on every rank.
-        ddp_spawn / ddp_notebook run the rest of the script in one process only."""
-        for call in file.calls:
-            if terminal_name(call.func) != "Trainer" or not (file.qualname(call.func) or "").startswith(LIGHTNING):
-                continue
-            strategy = keyword(call, "strategy")
-            named = constant(strategy, str) if strategy is not None else None
-            if named is not None and ("spawn" in named or "notebook" in named or "fork" in named):
-                continue
-            if named is not None and named.startswith("ddp"):
-                return True
-            for arg in ("devices", "gpus"):
-                count = constant(keyword(call, arg), int) if keyword(call, arg) is not None else None
-                if isinstance(count, int) and not isinstance(count, bool) and (count > 1 or count == -1):
-                    return True
-        return False
 
     @staticmethod
     def _per_rank(file: FileModel, arg: ast.expr) -> bool:
@@ -359,9 +351,15 @@ class SaveAllRanks(Rule):
         if type(test) is ast.Call and type(test.func) is ast.Name and test.func.id in ("hasattr", "isinstance") \
                 and file.lookup(test.func) is None:
             return False
+        if type(test) is ast.Call and type(test.func) is ast.Name and test.func.id == "getattr" \
+                and file.lookup(test.func) is None and len(test.args) >= 2 and not file.is_rank_test(test):
+            # a setting read off a config (`getattr(trainer.args, "tune_mm_mlp_adapter", False)`): every
+            # process reads the same (lint heldout25c u030, u033: LLaVA's adapter-only save)
+            return False
         if type(test) is ast.Name:
             origins = file.origins(test)
-            return not (origins and all(type(o) is ast.Constant or _counter(o) for o in origins))
+            return not (origins and all(type(o) is ast.Constant or _counter(o) or _plain_test(file, o)
+                                        for o in origins))
         if type(test) is ast.Attribute and type(test.value) is ast.Name and test.value.id in ("args", "opt", "FLAGS"):
             return not SaveAllRanks._option(file, test.attr) or any(
                 type(n) is ast.Attribute and n.attr == test.attr and type(n.ctx) is ast.Store
@@ -466,6 +464,13 @@ def _state_dict_in(file: FileModel, expr: ast.expr) -> bool:
     return any(type(n) is ast.Call and terminal_name(n.func) == "state_dict" for v in values for n in ast.walk(v))
 
 
+def _plain_test(file: FileModel, origin: object) -> bool:
+    """A flag's value the file computes in view from no rank and no call (`is_save_step = (step + 1) %
+    save_every == 0`: lint heldout25 u009, every rank saving its sampler state): alike on every rank."""
+    return isinstance(origin, (ast.Compare, ast.BoolOp, ast.UnaryOp)) and not file.is_rank_test(origin) \
+        and not any(type(n) is ast.Call for n in ast.walk(origin))
+
+
 def _counter(origin: object) -> bool:
     """A loop's counter: the index `enumerate` yields, an element of `range(...)`: the same at each step of
     every rank, never a rank flag (lint heldout15 u016: `if batch and (batch + 1) % val_interval == 0:`)."""
@@ -498,6 +503,27 @@ def _rank_zero(file: FileModel, test: ast.expr) -> bool:
         return False
     left, right = test.left, test.comparators[0]
     return (constant(right) == 0 and is_rank_value(file, left)) or (constant(left) == 0 and is_rank_value(file, right))
+
+
+def _constant_flags(file: FileModel, tests: list[ast.expr]) -> list[tuple[ast.Name, ast.Constant]]:
+    """The flags named for one process (`master_process`) in the rank tests of `tests` where the file
+    gives each only constants (`master_process = True`, a nanoGPT script with its rank set-up replaced:
+    lint heldout25c u006): true on every process alike, no guard. Empty where any rank test reads
+    anything else (`rank == 0`, `master_process = ddp_rank == 0`)."""
+    found: list[tuple[ast.Name, ast.Constant]] = []
+    for test in tests:
+        if not file.is_rank_test(test):
+            continue
+        parts = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+        for part in parts:
+            if not file.is_rank_test(part):
+                continue
+            origins = file.origins(part) if type(part) is ast.Name else []
+            values = [o for o in origins if type(o) is ast.Constant and type(o.value) is bool]
+            if type(part) is not ast.Name or not values or len(values) != len(origins):
+                return []
+            found.append((part, values[0]))
+    return found
 
 
 def _called_on_one_rank(file: FileModel, call: ast.AST) -> bool:

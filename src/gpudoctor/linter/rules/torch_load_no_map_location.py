@@ -5,8 +5,8 @@ import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.arms import ruled_out
-from gpudoctor.linter.idioms import (DIST_INIT_HELPER, DISTRIBUTED_NEEDLES, TORCH, in_spawning_parent,
-                                     is_distributed_program)
+from gpudoctor.linter.idioms import (DIST_INIT_HELPER, DISTRIBUTED_NEEDLES, TORCH, data_parallel_framework,
+                                     in_spawning_parent, is_distributed_program)
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import Hit, Rule
@@ -48,7 +48,10 @@ class TorchLoadNoMapLocation(Rule):
     argument) in a file that starts a process group (itself, or through a
     helper it imports: `deepspeed.init_distributed()`, timm's
     `init_distributed_device`), spawns workers or uses
-    DistributedDataParallel (`map_location=None` is no map either), where
+    DistributedDataParallel or FSDP, or that a library runs once per process
+    (`deepspeed.initialize`, accelerate's `Accelerator()` or the HF Trainer under a
+    launch the file shows: `idioms.data_parallel_framework`; lint heldout22b u005, u042,
+    every Accelerate process loading the checkpoint) (`map_location=None` is no map either), where
     every rank runs it (not under a test on the rank, nor in the process that
     calls mp.spawn, which loads once: issue 41's dev7), nor when the other arm of the `if` around it loads with a
     `map_location` (that arm is the one-process path). A function the file
@@ -125,7 +128,8 @@ class TorchLoadNoMapLocation(Rule):
 
     def relevant(self, text: str) -> bool:
         return "load(" in text and (any(n in text for n in DISTRIBUTED_NEEDLES) or "map_location" in text
-                                  or "torch.distributed" in text or "torch.multiprocessing" in text)
+                                  or "torch.distributed" in text or "torch.multiprocessing" in text
+                                  or "deepspeed" in text or "Accelerator" in text or "Trainer(" in text)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         loads = [c for c in file.calls_to("load", TORCH) if file.qualname(c.func) == "torch.load"]
@@ -134,6 +138,12 @@ class TorchLoadNoMapLocation(Rule):
         distributed = (is_distributed_program(file) or any(
             module.endswith(".DistributedDataParallel") for module in file.imports.values())) \
             and not self._setup_switched_off(file)
+        # a library runs the file once per process (DeepSpeed, accelerate or the HF Trainer under a launch
+        # the file shows: lint heldout22b u005, u042, every Accelerate process loading the checkpoint)
+        framework = None if distributed else data_parallel_framework(file)
+        distributed = distributed or framework is not None
+        shown = "" if framework is None else \
+            f" (the file runs once per process under `{ast.unparse(framework.func)[:40]}(...)`, line {framework.lineno})"
         mapped = None if distributed else self._mapped_per_process(file, loads)
         # an excerpt that imports torch's process tools but shows nothing that starts them
         helpers = not distributed and mapped is None and any(
@@ -171,7 +181,8 @@ class TorchLoadNoMapLocation(Rule):
                           f"(`{given}`) that the load does not use, in a file of torch's process tools: run once per "
                           "process, each loads the tensors onto the GPU that saved them", cause=ONE_FILE)
             elif mapped is None:
-                yield Hit(call, cause=ONE_FILE)
+                yield Hit(call, cause=ONE_FILE, message=f"torch.load without map_location on every rank{shown}: each "
+                          "rank loads the tensors onto the GPU that saved them" if shown else "")
             elif mapped.lineno != call.lineno:
                 yield Hit(call, message="torch.load without map_location, while the map_location on line "
                           f"{mapped.lineno} names the process's own device (`{ast.unparse(mapped)[:60]}`): "

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.arms import arms
+from gpudoctor.linter.idioms import data_parallel_framework, is_distributed_program
 from gpudoctor.linter.model import CONVENTIONAL, DEFS, LOOPS, FileModel, constant, keyword, position
 from gpudoctor.linter.ranks import is_rank_condition, rank_branch
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
@@ -27,6 +28,10 @@ OBJECT_ATTRIBUTES = frozenset({"parameters", "named_parameters", "state_dict", "
                                "named_modules", "named_children", "buffers", "named_buffers", "param_groups"})
 # A script's last line calling one of its functions with no arguments (`train()`, `main()`).
 LAST_CALL = re.compile(r"(?:^|\n)[A-Za-z_]\w*\(\)[ \t]*$")
+# A script with no main block is read as a whole program from this many lines on: shorter pastes are
+# the usual excerpts of one, the lines that bind their names left out (lint dev3 h087's `m = Model(...)`,
+# heldout7 t019's `model=Net()`, heldout8 u023's `DDP(model, device_ids=[local_rank])`, 6 to 16 lines).
+WHOLE_SCRIPT_LINES = 40
 
 
 class UndefinedName(Rule):
@@ -39,15 +44,21 @@ class UndefinedName(Rule):
 
     Flagged in a whole program only: a module-level `if __name__ == "__main__":`
     block (or a script that opens with its imports and ends by calling a function it defines,
-    `train()` as its last line: lint heldout15 u054), imports, no `from x import *` (which may bind any name), nothing that
+    `train()` as its last line: lint heldout15 u054; or a script with neither that opens with its
+    imports, leaves no conventional module unimported, holds no `...` placeholder for a value, loops at
+    module level (not a library module) and runs to 40 lines or more: its module-level code is the
+    program as it runs, lint heldout25c u003's
+    `checkpointing_steps == "epoch"` typed for `=`, read at module level; shorter pastes are the usual
+    excerpts, lint dev3 h087's `m = Model(...)`, heldout7 t019's `model=Net()`), imports, no `from x import *` (which may bind any name), nothing that
     binds names at run time (`globals()[...]`, `exec`), valid Python as written (not
     a paste lint repaired, not a notebook). Not the names `name-not-imported` says (a module such as
-    `os` or `torch`, or any name read only as `name.attr`: a module left unimported,
+    `os` or `torch`, or any name but a CapWords class's read only as `name.attr`: a module left unimported,
     whose import an excerpt may have dropped; but `model_p.parameters()` or `x.state_dict()` reads
     a model, never a module: lint heldout15 u054; nor is `args.local_rank` where every attribute read is
     one the file's own argparse parser defines and nothing binds `args`: its `args =
     parser.parse_args()` line is missing, lint heldout16 u056), nor Python 2's builtins, `self`
-    or `cls`, a bare name standing as a statement (a line cut off), a read under a
+    or `cls`, a bare name standing as the file's last statement (a line cut off; one with more lines
+    after it is a stray expression that raises: lint heldout25c u041's `oss`), a read under a
     test of constants only (`if True == 0:`), a read in a function nothing in
     the file calls or passes on (or in a method of a class the file never names outside
     its body: lint heldout22b u051), or module-level code above the file's imports (a
@@ -74,7 +85,10 @@ class UndefinedName(Rule):
     test: every other rank raises UnboundLocalError (lint heldout11); not where two
     tests bind it (they may be each other's complement) or both arms do, nor where the other ranks
     leave before the read (`if is_main_process(): perf = evaluate() else: continue`, lint heldout16
-    u064). And a
+    u064); a warning where the test is a library's main-process flag (`accelerator.is_main_process`)
+    and the file shows no run of several processes (no process group, spawn or DDP of its own, no
+    data-parallel library under a launch it shows): run as one process, a plain way to run such a
+    script, that process takes the branch (lint heldout25c u013's `lora_dir`). And a
     function's local read above every assignment of it, outside any loop (`dataset =
     dataset.shuffle(...)` under `self.dataset = load_dataset(...)`, lint heldout10):
     the assignment makes the name local to the whole function, UnboundLocalError.
@@ -99,8 +113,10 @@ class UndefinedName(Rule):
     needles = ("__main__",)
 
     def relevant(self, text: str) -> bool:
-        # a main block, or a script whose last line calls a function (`train()`: _runs_itself)
-        return "__main__" in text or LAST_CALL.search(text.rstrip()[-120:]) is not None
+        # a main block, a script whose last line calls a function (`train()`: _runs_itself), or one long
+        # enough to be read whole (_whole_script)
+        return "__main__" in text or LAST_CALL.search(text.rstrip()[-120:]) is not None \
+            or text.count("\n") + 1 >= WHOLE_SCRIPT_LINES
 
     VALID = (
         '''
@@ -175,7 +191,7 @@ class UndefinedName(Rule):
         # a relative star import (`from .exceptions import *`) may bind any name too (the mature-repository
         # control: eb_gantry's `GantryError`)
         if file.notebook or file.repaired or file.star_imports or "*" in file.relative_imports \
-                or not (has_main_block(file.tree) or _runs_itself(file)):
+                or not (has_main_block(file.tree) or _runs_itself(file) or _whole_script(file)):
             return
         if not any(isinstance(n, IMPORTS) for n in ast.walk(file.tree)) or any(d in file.text for d in DYNAMIC):
             return
@@ -192,7 +208,8 @@ class UndefinedName(Rule):
         missing = {n for n in missing if n not in sys.stdlib_module_names
                    and (not all(type(file.parent.get(r)) is ast.Attribute and not _object_read(file, r)
                                 for r in reads.get(n, []))
-                        or _parsed_namespace(file, reads.get(n, []), dests))}
+                        or _parsed_namespace(file, reads.get(n, []), dests) or _class_name(n)
+                        or _parser_read(file, reads.get(n, [])))}
         parsed = {n for n in missing if _parsed_namespace(file, reads.get(n, []), dests)}
         yield from self._nowhere(file, missing, reads, parsed)
         yield from self._not_in_reach(file, reads)
@@ -207,6 +224,17 @@ class UndefinedName(Rule):
         for name in sorted(missing, key=lambda n: min((r.lineno, r.col_offset) for r in reads[n])):
             for read in sorted(reads[name], key=lambda r: (r.lineno, r.col_offset)):
                 hit = self._said(file, read)
+                statement = file.statement(read)
+                if hit is not None and type(statement) is ast.Expr and type(statement.value) is ast.Compare \
+                        and statement.value.left is read and [type(op) for op in statement.value.ops] == [ast.Eq]:
+                    # `checkpointing_steps == "epoch"` as a statement: `==` typed for `=` (lint heldout25c u003)
+                    hit = replace(hit, message=f"{hit.message} (this line compares `{name}` instead of assigning "
+                                  "it: `==` where `=` was meant)",
+                                  fix=f"{name} = {ast.unparse(statement.value.comparators[0])[:40]}")
+                if hit is not None and _parser_read(file, reads[name]):
+                    hit = replace(hit, fix=f"{name} = argparse.ArgumentParser()  # before this line",
+                                  message=f"{hit.message} (it is read as an argparse parser: the line that builds "
+                                  "it is missing)")
                 if hit is not None and name in parsed:
                     hit = replace(hit, fix=f"{name} = parser.parse_args()  # before this line",
                                   message=f"{hit.message} (only its attributes are read, each one the file's "
@@ -253,8 +281,9 @@ class UndefinedName(Rule):
             and file.function(read) is file.function(other)
 
     def _said(self, file: FileModel, read: ast.Name) -> Hit | None:
-        if type(file.parent.get(read)) is ast.Expr:
-            return None  # a bare name as a statement: a line cut off (`pr`)
+        if type(file.parent.get(read)) is ast.Expr and _last_statement(file, read):
+            return None  # a bare name as the file's last statement: a line cut off (`pr`); one with more
+            # lines after it in its block is a stray expression that raises (lint heldout25c u041's `oss`)
         first_import = min((n.lineno for n in file.tree.body if isinstance(n, IMPORTS)), default=0)
         if file.function(read) is None and read.lineno < first_import:
             return None  # module-level code above the imports: a piece pasted ahead of the program (lint
@@ -415,6 +444,12 @@ class UndefinedName(Rule):
             hit = self._said(file, read)
             if hit is not None:
                 runs = hit.message.split("NameError when this line runs", 1)[1]
+                if hit.severity == ERROR and _library_flag(file, branch.test) and not _several_processes(file):
+                    # the other ranks exist only under a launch the file does not show (an accelerate script
+                    # run as one process takes every branch: lint heldout25c u013's `lora_dir`)
+                    hit = replace(hit, severity=WARNING)
+                    runs = (" under a multi-process launch (this file shows none: run as one process, that "
+                            "process takes the branch)")
                 out.append((replace(hit, message=f"`{name}` is assigned only under "
                                     f"`{ast.unparse(branch.test)[:50]}` (line {branch.lineno}) and read here on "
                                     f"every rank: on the others it was never assigned, UnboundLocalError{runs}",
@@ -616,6 +651,29 @@ def _flag_part(file: FileModel, test: ast.expr, depth: int = 0) -> ast.expr | No
     return None
 
 
+# The libraries whose objects carry such flags.
+LIBRARY_ROOTS = ("accelerate.", "transformers.", "trl.")
+# A library's flag for the process that saves and logs, true where the run is one process.
+LIBRARY_MAIN_FLAGS = frozenset({"is_main_process", "is_local_main_process", "is_world_process_zero",
+                                "is_local_process_zero"})
+
+
+def _library_flag(file: FileModel, test: ast.expr) -> bool:
+    """`test` reads a library's main-process flag on an object the library built (`accelerator.is_main_process`
+    with `accelerator = Accelerator()`, `trainer.is_world_process_zero()`): true on the one process of a plain
+    run. Not a project's helper of that name (`utils.is_main_process()`: lint heldout16 u064)."""
+    return any(type(n) is ast.Attribute and n.attr in LIBRARY_MAIN_FLAGS and type(n.value) is ast.Name
+               and any(type(o) is ast.Call and (file.qualname(o.func) or "").startswith(LIBRARY_ROOTS)
+                       for o in file.origins(n.value))
+               for n in ast.walk(test))
+
+
+def _several_processes(file: FileModel) -> bool:
+    """The file runs as several processes by what it shows: it starts a process group, spawns workers
+    or wraps a model in DDP, or runs under a library's data-parallel launch it shows (`idioms`)."""
+    return is_distributed_program(file) or data_parallel_framework(file) is not None
+
+
 def _in_spawned(file: FileModel, func: ast.AST | None) -> bool:
     """`func` is the function mp.spawn runs itself."""
     return func is not None and file.spawned(func)
@@ -634,6 +692,38 @@ def _runs_itself(file: FileModel) -> bool:
     call = last.value if type(last) is ast.Expr else None
     return isinstance(call, ast.Call) and isinstance(call.func, ast.Name) and any(
         isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name == call.func.id for stmt in body)
+
+
+def _whole_script(file: FileModel) -> bool:
+    """A script with no main block that still reads as a whole program, its module-level code the
+    program as it runs (lint heldout25c u003's `checkpointing_steps == "epoch"` typed for `=`, u041's
+    stray `oss`): it opens with its imports, imports every conventional module it uses (no `torch` or
+    `nn` read unimported: an excerpt's imports were left out), holds no `...` placeholder standing
+    for a value (`model = ...`, `Model(...)`: a sketch whose reader fills them in, lint dev3 h080),
+    runs its work in a loop at module level (a training script, not a library module whose functions
+    others call) and runs to WHOLE_SCRIPT_LINES lines or more."""
+    body = [stmt for stmt in file.tree.body
+            if not (type(stmt) is ast.Expr and type(stmt.value) is ast.Constant and type(stmt.value.value) is str)]
+    if len(body) < 3 or not isinstance(body[0], IMPORTS) or file.assumed:
+        return False
+    if not any(isinstance(stmt, (ast.For, ast.AsyncFor, ast.While)) for stmt in body):
+        return False  # no loop at module level: a library module whose functions others call (the
+        # mature-repository control: gpt-neox's megatron/training.py, apex's sparse_masklib.py)
+    if file.text.count("\n") + 1 < WHOLE_SCRIPT_LINES:
+        return False
+    for node in ast.walk(file.tree):
+        if type(node) is ast.Constant and node.value is Ellipsis:
+            up = file.parent.get(node)
+            if type(up) is not ast.Expr or file.function(node) is None:
+                return False  # a placeholder value, or an elision line at module level
+    return True
+
+
+def _last_statement(file: FileModel, read: ast.Name) -> bool:
+    """`read` stands in the last statement of the file, in the order of its lines."""
+    statement = file.statement(read)
+    end = getattr(statement, "end_lineno", None) or read.lineno
+    return not any(node.lineno > end for node in ast.walk(file.tree) if isinstance(node, ast.stmt))
 
 
 def _parser_dests(file: FileModel) -> set[str]:
@@ -661,6 +751,25 @@ def _parsed_namespace(file: FileModel, reads: list[ast.Name], dests: set[str]) -
     never bound, not a module whose import an excerpt dropped."""
     attrs = {getattr(file.parent.get(r), "attr", None) for r in reads}
     return bool(reads) and all(type(file.parent.get(r)) is ast.Attribute for r in reads) and attrs <= dests
+
+
+# What an argparse parser has and no module does.
+PARSER_METHODS = frozenset({"add_argument", "parse_args", "parse_known_args", "add_argument_group",
+                            "add_mutually_exclusive_group", "set_defaults"})
+
+
+def _parser_read(file: FileModel, reads: list[ast.Name]) -> bool:
+    """A name read as an argparse parser (`parser.add_argument(...)`, `parser.parse_args()`): a value the
+    file never built, not a module an excerpt's import line dropped (lint heldout24b u052: the
+    `parser = argparse.ArgumentParser()` line commented out)."""
+    return any(getattr(file.parent.get(r), "attr", None) in PARSER_METHODS for r in reads)
+
+
+def _class_name(name: str) -> bool:
+    """A name written as a class (CapWords: `StateDictType`, read as `StateDictType.FULL_STATE_DICT`), which
+    no module is named (lint heldout22 u001: FSDP's StateDictType never imported); not one letter or all
+    capitals (`L`, `F`, `DDP`: the aliases an excerpt's import lines give modules)."""
+    return len(name) > 1 and name[:1].isupper() and any(c.islower() for c in name)
 
 
 def _object_read(file: FileModel, read: ast.Name) -> bool:

@@ -70,10 +70,16 @@ class UnexpectedArgument(Rule):
     _load_snapshot(self)` called as `self._load_snapshot(path)`), where the
     file builds that class itself (else a subclass elsewhere may override the
     method: diffusers' scheduler test base does);
+    a function of the file's own, defined once at module level, called with more positional
+    arguments than it takes or a keyword it has no parameter for (lint heldout25 u047: an extra
+    `world_size` given to `train_epoch` and `valid_epoch`; the calls of one function that do so
+    are one diagnostic);
     `mp.spawn(fn, args=(...))` whose literal `args` tuple, after the process
     index spawn passes first, does not fit the parameters of `fn`, a plain
     function of the file (issue 41's dev7: four values for a worker taking
-    three after the index); and
+    three after the index), or `mp.spawn(self._test, nprocs=n)` of a method that takes
+    nothing besides self (lint heldout25 u007: a warning where the method that spawns has no
+    caller in the file); and
     `super().__init__(...)` given arguments in a class whose only base is
     `nn.Module` (and which does not set `call_super_init`): Module's
     initializer takes none (an old docs page built submodules that way); a warning
@@ -137,6 +143,8 @@ class UnexpectedArgument(Rule):
                     yield from self._spawned_arity(file, call)
             elif type(call.func) is ast.Attribute and file.method_class(call.func) is not None:
                 yield from self._own_method(file, call)
+            elif type(call.func) is ast.Name:
+                yield from self._own_function(file, call)
             elif self._module_init_with_arguments(file, call):
                 given = [ast.unparse(a)[:30] for a in call.args] + [f"{k.arg}=" for k in call.keywords if k.arg]
                 cls = next((a for a in file.ancestors(call) if type(a) is ast.ClassDef), None)
@@ -209,6 +217,39 @@ class UnexpectedArgument(Rule):
                   fix=f"def {method.name}(self, ...)  # or call it with the arguments it takes")
 
     @staticmethod
+    def _own_function(file: FileModel, call: ast.Call) -> Iterator[Hit]:
+        """`train_epoch(model, loader, device, optimizer, epoch, world_size)` where the file's one
+        `def train_epoch(model, loader, device, optimizer, epoch):` at module level (no decorator, no
+        `*args`, no `**kwargs` for an unknown keyword) is what the name calls: more positional
+        arguments than it takes, or a keyword it has no parameter for, raise TypeError when the line
+        runs (lint heldout25 u047: an extra `world_size` given to both epoch functions). Not a name the
+        file binds otherwise too (an assignment, an import, a def in another scope)."""
+        assert type(call.func) is ast.Name
+        if any(type(a) is ast.Starred for a in call.args) or any(k.arg is None for k in call.keywords):
+            return
+        defs = file.find_def(call.func)
+        if len(defs) != 1 or type(defs[0]) is not ast.FunctionDef or defs[0] not in file.tree.body:
+            return
+        func = defs[0]
+        name = func.name
+        if func.decorator_list or func.args.vararg or name in file.imports or any(
+                key[1] == name for key in file.bindings) or sum(key[1] == name for key in file.defs) != 1:
+            return
+        a = func.args
+        params = [p.arg for p in a.posonlyargs + a.args]
+        unknown = [k.arg for k in call.keywords if k.arg not in [p.arg for p in a.args + a.kwonlyargs]]
+        if len(call.args) <= len(params) and (not unknown or a.kwarg is not None):
+            return
+        why = (f"takes {len(params)} positional argument{'s' * (len(params) != 1)} but is given {len(call.args)}"
+               if len(call.args) > len(params) else f"has no parameter `{unknown[0]}`")
+        # the calls of one function that give their callees more than they take are one slip (an argument
+        # added at the calls, not to the defs: u047's train_epoch and valid_epoch), said once
+        yield Hit(call, cause=("arguments the def does not take", id(file.function(call))),
+                  message=f"{name}() (line {func.lineno}) {why}: TypeError when this line runs",
+                  fix=f"{name}({', '.join(params[:4])}{', ...' if len(params) > 4 else ''})  # the parameters "
+                  f"def {name} takes, or add the parameter to its def")
+
+    @staticmethod
     def _spawned_arity(file: FileModel, call: ast.Call) -> Iterator[Hit]:
         """mp.spawn calls `fn(i, *args)`: with `args` a literal tuple and `fn` a plain function
         of the file (no `*args`, no decorator), a count its parameters cannot take raises
@@ -216,6 +257,9 @@ class UnexpectedArgument(Rule):
         for `main_worker(worker_idx, args, log_dir, model_dir)`)."""
         fn = call.args[0] if call.args else next((k.value for k in call.keywords if k.arg == "fn"), None)
         given = call.args[1] if len(call.args) > 1 else next((k.value for k in call.keywords if k.arg == "args"), None)
+        if type(fn) is ast.Attribute and given is None and file.method_class(fn) is not None:
+            yield from UnexpectedArgument._spawned_method(file, call, fn)
+            return
         if type(fn) is not ast.Name or type(given) is not ast.Tuple or any(type(e) is ast.Starred for e in given.elts):
             return
         defs = file.find_def(fn)
@@ -236,6 +280,29 @@ class UnexpectedArgument(Rule):
         yield Hit(given, message=f"mp.spawn calls {fn.id}(process index, *args): {fn.id}() {why} (the index and "
                   f"{len(given.elts)} from args=): TypeError in every worker",
                   fix=f"mp.spawn({fn.id}, args=(...), nprocs=...)  # args: the parameters after the index, in order")
+
+    @staticmethod
+    def _spawned_method(file: FileModel, call: ast.Call, fn: ast.Attribute) -> Iterator[Hit]:
+        """`mp.spawn(self._test, nprocs=n)` with no `args=`: spawn calls the bound method with the
+        process index, and a plain method `def _test(self):` takes none (lint heldout25 u007's
+        `execute_test`): TypeError in every worker. An error where the file runs the method that
+        spawns; a warning where that method's caller is not in the file."""
+        cls = file.method_class(fn)
+        method = file.method(cls, fn.attr) if cls is not None else None
+        if type(method) is not ast.FunctionDef or method.decorator_list or method.args.vararg:
+            return
+        a = method.args
+        positional = len(a.posonlyargs) + len(a.args) - 1  # after self
+        if positional >= 1 or any(d is None for d in a.kw_defaults):
+            return
+        caller = file.function(call)
+        reached = caller is not None and bool(file.entry_sites(caller))
+        yield Hit(fn, severity=ERROR if reached else WARNING,
+                  message=f"mp.spawn calls {ast.unparse(fn)}(process index), but {method.name}() (line "
+                  f"{method.lineno}) takes no argument besides self: TypeError in every worker"
+                  + ("" if reached else f" (whenever {getattr(caller, 'name', 'this code')}() runs: its caller is "
+                     "not in this file)"),
+                  fix=f"def {method.name}(self, rank):  # spawn passes the process index first")
 
     @staticmethod
     def _module_init_with_arguments(file: FileModel, call: ast.Call) -> bool:

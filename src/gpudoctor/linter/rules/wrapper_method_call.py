@@ -6,11 +6,17 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.arms import arms, fixed_truth, other_arms, tested_as_own_class, value_key
-from gpudoctor.linter.idioms import wrapper_kind
+from gpudoctor.linter.idioms import prepared_model, wrapper_kind
 from gpudoctor.linter.model import Binding, FileModel, Param, keyword, terminal_name
 from gpudoctor.linter.ranks import same_everywhere
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
+# What accelerate may wrap a prepared model in that hands on the attributes it lacks (DeepSpeed's engine and
+# FSDP do, DDP does not): a file that names them may run under them (the mature-repository control: peft's
+# `*_ds_zero3_offload.py` and `*_fsdp.py` examples call `model.generate` on the prepared model).
+FORWARDING_BACKEND = re.compile(r"deepspeed|fsdp|FullyShardedDataParallel", re.IGNORECASE)
+# What accelerator.prepare hands back that is no model (llama-recipes: `model, tokenizer = accelerator.prepare(...)`).
+NOT_A_MODEL = re.compile(r"tokenizer|processor|optim|sched|loader|data", re.IGNORECASE)
 # A test that says the run is distributed: under it, `x.module` reads the model out of a wrapper.
 DISTRIBUTED = re.compile(r"distributed|ddp|world_size|n_gpu|num_gpus|local_rank", re.IGNORECASE)
 # The file tests for the wrapper itself (`x.module if isinstance(x, DDP) else x`): it handles both paths.
@@ -100,6 +106,14 @@ class WrapperMethodCall(Rule):
     else model` after `if ddp: model = DDP(model)`: the `else` arm is the model where it was
     not wrapped; lint heldout11, a build-nanogpt script); a read in the body of `if
     isinstance(model, GFV):`, a class that is not a wrapper (lint heldout19).
+
+    A warning too: an attribute read on the model accelerate's `accelerator.prepare(...)` returned
+    (`model.generate(...)`, `model.save_pretrained(...)`: lint heldout25c u002, u003): under a
+    multi-process launch prepare wraps it in DistributedDataParallel, which has none of the model's
+    own attributes; run as one process, prepare returns the model itself. The fix reads it through
+    `accelerator.unwrap_model(model)`. Not in a notebook (one process), nor in a file that names DeepSpeed
+    or FSDP (their wrappers hand on the model's attributes: peft's zero3 and fsdp examples), nor on a
+    tokenizer or processor prepare hands back.
     """
 
     id = "wrapper-method-call"
@@ -107,7 +121,7 @@ class WrapperMethodCall(Rule):
     local_evidence = True  # decided by the flagged call and the lines shown: stands in a faithful repair
     message = "the DDP / DataParallel wrapper has no such attribute: it lives on .module"
     fix = "model.module.method(...)  # the wrapped model"
-    needles = ("DataParallel", "DDP", ".module")
+    needles = ("DataParallel", "DDP", ".module", "prepare(")
 
     VALID = (
         '''
@@ -217,6 +231,17 @@ class WrapperMethodCall(Rule):
                         f"{holder}.module), on the path where `{ast.unparse(setting)[:60]}` holds (line "
                         f"{setting.lineno}), a setting of the command line or the configuration this file does "
                         "not decide")), ast.unparse(setting)
+                continue
+            # the model accelerate's prepare returned (lint heldout25c u002's `model.generate(...)`, u003's
+            # `model.save_pretrained(...)`): under a multi-process launch prepare wraps it in DDP
+            prepared = None if file.notebook or FORWARDING_BACKEND.search(file.text) \
+                or NOT_A_MODEL.search(holder) else prepared_model(file, node.value)
+            if prepared is not None and prepared.lineno < node.lineno:
+                yield node, Hit(node, severity=WARNING, fix=f"accelerator.unwrap_model({holder}).{node.attr}",
+                                message=f"{holder} is the model `{ast.unparse(prepared.func)[:40]}(...)` returned "
+                                f"(line {prepared.lineno}): under a multi-process launch that is a "
+                                f"DistributedDataParallel wrapper, which has no `{node.attr}` (AttributeError; "
+                                "run as one process, prepare returns the model itself)"), ""
                 continue
             # a parameter the function takes as it is, handed a certain wrapper by a call of the file
             # (lint heldout20 u020: `predict(messages, model)` below `model = DDP(model, ...)`, and
