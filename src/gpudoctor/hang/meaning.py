@@ -54,11 +54,8 @@ def readable_tail(lines, keep: int) -> list[str]:
 
 
 
-def signal_cause(name: str | None, gpus: int | None, log: str, group_left: bool = False) -> tuple[str, str]:
-    """(why, fix) for a rank killed by signal `name`, judged by the GPUs this machine has;
-    `group_left`: the script had ended with its process group never destroyed."""
-    if name == "SIGABRT" and group_left:
-        return ABORT_AFTER_END
+def signal_cause(name: str | None, gpus: int | None, log: str) -> tuple[str, str]:
+    """(why, fix) for a rank killed by signal `name`, judged by the GPUs this machine has."""
     if name == "SIGSEGV" and gpus == 0:
         return SIGSEGV_NO_GPU
     return SIGNAL_CAUSES.get(name or "", ("The rank was killed by a signal.", f"read {log}"))

@@ -624,10 +624,11 @@ def _first_failure(
     if kind == SIGNAL and _signal_name(o) == "SIGKILL":
         return RANK_CRASHED(case="first-killed", evidence=ev, rank=r, how=how, collective=collective)
     if kind == SIGNAL:
-        meaning, action = signal_cause(_signal_name(o), gpus, o.stderr_path, group_left)
+        after_end = group_left and _signal_name(o) == "SIGABRT"
+        meaning, action = ABORT_AFTER_END if after_end else signal_cause(_signal_name(o), gpus, o.stderr_path)
         fatal = os.path.basename(fatal_path("", o.rank))
         return RANK_CRASHED(
-            case="first-after-end" if (meaning, action) == ABORT_AFTER_END else "first-signal", evidence=ev, rank=r, how=how,
+            case="first-after-end" if after_end else "first-signal", evidence=ev, rank=r, how=how,
             collective=collective, meaning=meaning, action=action, fatal=fatal,
         )
     fix_case = "first-exit" if where else "first-exit-unplaced"
