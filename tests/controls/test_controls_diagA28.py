@@ -218,3 +218,21 @@ class TestCarriageReturnLines:
     def test_sibling_a_progress_bars_frames_stay_one_line(self):
         text = "epoch 1\n" + "\r".join(f"{i}%|##| {i}/100 [00:0{i % 10}<00:00, 1.0it/s]" for i in range(0, 100, 10)) + "\nepoch 2\n"
         assert api.diagnose(text).data["lines"] == 3
+
+
+# hpcaitech/Open-Sora#562 (dev5): every epoch ends at once with 0 iterations, though the bucket reports 3 batches
+ZERO_ITERATIONS = ("[2024-06-29 05:36:31] #training batch: 3, #training sample: 160, #non empty bucket: 1\n"
+                   "[2024-06-29 05:36:31] Beginning epoch 1...\n"
+                   "Epoch 1: 0it [00:00, ?it/s]\n")
+
+
+class TestLogNoFailureNoWork:
+    verdict = "log-no-failure"
+
+    def test_control_an_end_after_an_epoch_of_zero_iterations_is_not_healthy(self):
+        found = answer(ZERO_ITERATIONS + SAVED)
+        assert found.id == "log-inconclusive" and found.evidence["no work"] == "line 3: Epoch 1: 0it [00:00, ?it/s]"
+
+    def test_sibling_an_end_after_an_epoch_that_counted_its_batches_stays_healthy(self):
+        text = ZERO_ITERATIONS.replace("0it [00:00, ?it/s]", "100%|##########| 3/3 [00:04<00:00,  1.41s/it]") + SAVED
+        assert answer(text).id == self.verdict

@@ -57,6 +57,7 @@ from gpudoctor.knowledge.reruns import Command, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.paste_parts import WORDS_PLACE, PasteParts, Worked, contradicting
 from gpudoctor.knowledge.forked import ForkSeen
+from gpudoctor.knowledge.no_work import NoWork
 from gpudoctor.knowledge.cuda_errors import BY_NAME as CUDA_FAULTS
 from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.said_oom import SaidOom
@@ -368,6 +369,7 @@ class Diagnosis:
         # the input's first line that shows a process forking (knowledge/forked.py), set by the reader; None where no reader
         # read the input whole (a rank's file of a folder): then CUDA's initialization error keeps its fork
         self.forks: Optional[ForkSeen] = None
+        self.no_work: Optional[NoWork] = None  # the run's own line that it did no work (knowledge/no_work.py), set by the reader
         self.worked: tuple[Worked, ...] = ()
         # (line, text) of the first lines a logger wrote at error level that no pattern or sign read:
         # no failure the tool can name, but not "no line shows a failure" either

@@ -1,0 +1,49 @@
+"""A run's own line that it did no work: an epoch or a loop of zero iterations (tqdm's "Epoch 1: 0it [00:00, ?it/s]"), a
+bar whose total is zero ("0/0 ["), a count of zero examples, samples, batches or steps ("Num examples = 0", "Total
+optimization steps = 0"), an empty list of the devices it uses ("use gpus:" with none after it). A run that ends after such a
+line, or whose log stops there, trained nothing: its end is no evidence that it worked (issue 35: hpcaitech/Open-Sora#562,
+dev5: every epoch "0it" while the bucket reports 3 batches; RVC-Project/Retrieval-based-Voice-Conversion-WebUI#2237, heldout27b:
+"use gpus:" empty, then the training command, and "Training Complete" with no model written). What decides the answer is in
+commands/diagnose/analyse.py `no_failure` (log-inconclusive case `no-work`). `NoWork` reads the whole input as its blocks go by
+(`feed`, `tee`) and keeps the last such line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpudoctor.knowledge.prefilter import newlines
+from gpudoctor.knowledge.reruns import WholeLines
+
+# Each shape on a line of its own; a bar's frames on one line (CR between them): the last frame decides (`last_frame`).
+NO_WORK = re.compile(
+    # tqdm with no total that counted nothing, or a total of zero: the last frame on its line
+    rb"(?:^|[\s:|])0it \[[^\]\r\n]*\][^\r\n]*$|(?:^|[\s:|])0/0 \["
+    # a count of what the run was to work through, zero
+    rb"|\b(?:num(?:ber)?[ _]?(?:of[ _])?(?:train(?:ing)?[ _])?(?:examples|samples|batches|steps)"
+    rb"|total (?:optimi[sz]ation |training |train )?(?:steps|batches|samples|examples)"
+    rb"|(?:train(?:ing)?|total) (?:batches|samples|examples))\s*[=:]\s*0(?![\d.,])"
+    # the devices it uses, an empty list
+    rb"|\b(?:use|using|visible|available)[ _](?:gpus?|devices?|cuda[ _]devices?)\s*[:=]\s*(?:\[\s*\]|\(\s*\)|none)?\s*$",
+    re.IGNORECASE | re.MULTILINE,
+)
+# a literal each NO_WORK match holds (case aside where it matters): a block with none is not searched
+NEEDLES = (b"0it [", b"0/0 [", b"xamples", b"amples", b"teps", b"atches", b"TEPS", b"XAMPLES", b"AMPLES", b"ATCHES",
+           b"gpus", b"GPUs", b"GPUS", b"devices", b"Devices", b"DEVICES")
+
+
+class NoWork(WholeLines):
+    """The input's last line that shows the run doing no work (NO_WORK): `last` (line, text), or None."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last: tuple[int, str] | None = None
+
+    def read(self, block: bytes, begin: int, end: int) -> None:
+        if any(block.find(needle, begin, end) != -1 for needle in NEEDLES):
+            found = None
+            for found in NO_WORK.finditer(block, begin, end):
+                pass
+            if found is not None:
+                self.last = self.line_at(block, begin, end, found.start())
+        self.lines += newlines(block, begin, end)
