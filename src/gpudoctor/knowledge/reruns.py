@@ -118,9 +118,13 @@ def identity(words: list[str]) -> list[str]:
 
 
 def alike(a: str, b: str) -> bool:
-    """The same word, or one mistyped (`nvidia-smiu` for `nvidia-smi`, `pyhton` for `python`): not another word."""
+    """The same word, or one mistyped (`nvidia-smiu` for `nvidia-smi`, `pyhton` for `python`): not another word, nor another
+    version of it (`python3` after `python` is another interpreter: heldout19's detectron2-licenseplates#3 ran `python
+    train.py`, then pasted `python3 train.py` at the prompt below its 'Killed')."""
     if a == b:
         return True
+    if a.rstrip("0123456789.") == b.rstrip("0123456789."):
+        return False
     return min(len(a), len(b)) >= TYPO_SHORTEST and difflib.SequenceMatcher(None, a, b).ratio() >= TYPO_ALIKE
 
 
