@@ -562,14 +562,17 @@ class Signs:
             # the line as written, when its prefix was the evidence (a logger's "ERROR:torch...error_handler:")
             whole = as_written(raw, text)
             found = evidence_in(text) or (evidence_in(whole) if whole != text else None)
-            if found is not None and not (found[0] == "chained" and line <= self.covered.get((source, msg.rank), -1) + CHAINED_AFTER):
-                # (a chained exception's marker inside a traceback read whole, or right under its exception's line: that
-                # traceback tells it, and the one after the marker tells itself)
-                kind, value = found
+            if found is not None and not (found[0] == "chained" and line <= self.covered.get((source, msg.rank), -1)):
+                kind, value = found  # (a chained exception's marker inside a traceback read whole: that traceback tells it)
                 if kind == "toolerror" and following is not None and tool_went_on(following(TOOL_WENT_ON_LINES)):
                     return  # it went on past its error line (TOOL_WENT_ON_LINES): no sign; the line still speaks of an error
                 # its message is what the rule read (the tool's own words, without its "E: " or "× ")
-                self.add(Sign(kind, f"{KIND[kind]}: {value[:120]}", value[:300], line, source, msg, time_of(raw), text=text))
+                sign = Sign(kind, f"{KIND[kind]}: {value[:120]}", value[:300], line, source, msg, time_of(raw), text=text)
+                above = self.signs[-1] if self.signs else None
+                if (kind == "chained" and above is not None and above.kind == "exception" and above.claimed == HANDLED
+                        and above.source == source and 0 < line - self.covered.get((source, msg.rank), -CHAINED_AFTER - 1) <= CHAINED_AFTER):
+                    sign.claimed = HANDLED  # the chaining words under a traceback that was handled (the host's own): handled too
+                self.add(sign)
             return
         kind = first_group(m)
         value = m.group(kind) or ""
