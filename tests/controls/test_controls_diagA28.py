@@ -233,6 +233,11 @@ class TestLogNoFailureNoWork:
         found = answer(ZERO_ITERATIONS + SAVED)
         assert found.id == "log-inconclusive" and found.evidence["no work"] == "line 3: Epoch 1: 0it [00:00, ?it/s]"
 
+    def test_control_a_bar_that_counts_on_after_its_zero_frame_or_waited_is_no_work_undone(self):
+        # kohya-ss/musubi-tuner via loramaster#5 (heldout15): the bar's frames on lines of their own; bert-sklearn#17 (heldout10): a stall
+        for bar in ("2025-09-27 22:42:58 0it [00:00, ?it/s]\n2025-09-27 22:42:58 1it [00:00,  1.02it/s]\n", "0it [00:27, ?it/s]\n"):
+            assert "no work" not in answer(bar).evidence
+
     def test_sibling_an_end_after_an_epoch_that_counted_its_batches_stays_healthy(self):
         text = ZERO_ITERATIONS.replace("0it [00:00, ?it/s]", "100%|##########| 3/3 [00:04<00:00,  1.41s/it]") + SAVED
         assert answer(text).id == self.verdict

