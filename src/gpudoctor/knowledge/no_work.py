@@ -24,8 +24,10 @@ NO_WORK = re.compile(
     rb"|\b(?:num(?:ber)?[ _]?(?:of[ _])?(?:train(?:ing)?[ _])?(?:examples|samples|batches|steps)"
     rb"|total (?:optimi[sz]ation |training |train )?(?:steps|batches|samples|examples)"
     rb"|(?:train(?:ing)?|total) (?:batches|samples|examples))\s*[=:]\s*0(?![\d.,])"
-    # the devices it uses, an empty list
-    rb"|\b(?:use|using|visible|available)[ _](?:gpus?|devices?|cuda[ _]devices?)\s*[:=]\s*(?:\[\s*\]|\(\s*\)|none)?\s*$",
+    # the devices it uses, an empty list; a bare colon only after "use"/"using" and with no list under it (llama.cpp's
+    # "Available devices:" is a heading, its devices on the indented lines below)
+    rb"|\b(?:use|using|visible|available)[ _](?:gpus?|devices?|cuda[ _]devices?)\s*[:=]\s*(?:\[\s*\]|\(\s*\)|none)\s*$"
+    rb"|\b(?:use|using)[ _](?:gpus?|devices?|cuda[ _]devices?)\s*[:=][ \t]*\r?$(?!\n[ \t]|\n[-*])",
     re.IGNORECASE | re.MULTILINE,
 )
 # A bar's count above zero: work after a line of none (a bar printed frame by frame on lines of their own, "0it [00:00, ?it/s]"
