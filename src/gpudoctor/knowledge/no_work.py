@@ -30,9 +30,10 @@ NO_WORK = re.compile(
     rb"|\b(?:use|using)[ _](?:gpus?|devices?|cuda[ _]devices?)\s*[:=][ \t]*\r?$(?!\n[ \t]|\n[-*])",
     re.IGNORECASE | re.MULTILINE,
 )
-# A bar's count above zero: work after a line of none (a bar printed frame by frame on lines of their own, "0it [00:00, ?it/s]"
-# then "1it [00:00,  1.02it/s]", heldout15's loramaster#5) takes it back.
-WORK = re.compile(rb"(?<![\d.])[1-9]\d*(?:it|/\d+) \[")
+# A bar's count above zero, or a bar with work to do (a total above zero): work after a line of none takes it back (a bar
+# printed frame by frame on lines of their own, "0it [00:00, ?it/s]" then "1it [00:00,  1.02it/s]", heldout15's loramaster#5;
+# a loop that yielded nothing before the training's bar "0/42 [00:09<?, ?it/s]", heldout10's bert-sklearn#17, a stall).
+WORK = re.compile(rb"(?<![\d.])(?:[1-9]\d*it|\d+/[1-9]\d*) \[")
 # a literal each NO_WORK match holds (case aside where it matters): a block with none is not searched
 NEEDLES = (b"0it [", b"0/0 [", b"xamples", b"amples", b"teps", b"atches", b"TEPS", b"XAMPLES", b"AMPLES", b"ATCHES",
            b"gpus", b"GPUs", b"GPUS", b"devices", b"Devices", b"DEVICES")
