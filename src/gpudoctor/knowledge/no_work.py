@@ -1,10 +1,10 @@
 """A run's own line that it did no work: an epoch or a loop of zero iterations (tqdm's "Epoch 1: 0it [00:00, ?it/s]"), a
 bar whose total is zero ("0/0 ["), a count of zero examples, samples, batches or steps ("Num examples = 0", "Total
-optimization steps = 0"), an empty list of the devices it uses ("use gpus:" with none after it). A run that ends after such a
-line, or whose log stops there, trained nothing: its end is no evidence that it worked (issue 35: hpcaitech/Open-Sora#562,
-dev5: every epoch "0it" while the bucket reports 3 batches; RVC-Project/Retrieval-based-Voice-Conversion-WebUI#2237, heldout27b:
-"use gpus:" empty, then the training command, and "Training Complete" with no model written). What decides the answer is in
-commands/diagnose/analyse.py `no_failure` (log-inconclusive case `no-work`). `NoWork` reads the whole input as its blocks go by
+optimization steps = 0"). A run that ends after such a line, or whose log stops there, trained nothing: its end is no
+evidence that it worked (issue 35: hpcaitech/Open-Sora#562, dev5: every epoch "0it" while the bucket reports 3 batches). An
+empty list of the devices a run uses ("Use gpus:" with none
+after it, RVC) is no such line: the run goes on, on the CPU ("NO GPU DETECTED: falling back to CPU", heldout27b rvc-2067),
+which is the GPU not used, not no work. What decides the answer is in commands/diagnose/analyse.py `no_failure` (log-inconclusive case `no-work`). `NoWork` reads the whole input as its blocks go by
 (`feed`, `tee`) and keeps the last such line.
 """
 
@@ -23,11 +23,7 @@ NO_WORK = re.compile(
     # a count of what the run was to work through, zero
     rb"|\b(?:num(?:ber)?[ _]?(?:of[ _])?(?:train(?:ing)?[ _])?(?:examples|samples|batches|steps)"
     rb"|total (?:optimi[sz]ation |training |train )?(?:steps|batches|samples|examples)"
-    rb"|(?:train(?:ing)?|total) (?:batches|samples|examples))\s*[=:]\s*0(?![\d.,])"
-    # the devices it uses, an empty list; a bare colon only after "use"/"using" and with no list under it (llama.cpp's
-    # "Available devices:" is a heading, its devices on the indented lines below)
-    rb"|\b(?:use|using|visible|available)[ _](?:gpus?|devices?|cuda[ _]devices?)\s*[:=]\s*(?:\[\s*\]|\(\s*\)|none)\s*$"
-    rb"|\b(?:use|using)[ _](?:gpus?|devices?|cuda[ _]devices?)\s*[:=][ \t]*\r?$(?!\n[ \t]|\n[-*])",
+    rb"|(?:train(?:ing)?|total) (?:batches|samples|examples))\s*[=:]\s*0(?![\d.,])",
     re.IGNORECASE | re.MULTILINE,
 )
 # A bar's count above zero, or a bar with work to do (a total above zero): work after a line of none takes it back (a bar
@@ -35,8 +31,7 @@ NO_WORK = re.compile(
 # a loop that yielded nothing before the training's bar "0/42 [00:09<?, ?it/s]", heldout10's bert-sklearn#17, a stall).
 WORK = re.compile(rb"(?<![\d.])(?:[1-9]\d*it|\d+/[1-9]\d*) \[")
 # a literal each NO_WORK match holds (case aside where it matters): a block with none is not searched
-NEEDLES = (b"0it [", b"0/0 [", b"xamples", b"amples", b"teps", b"atches", b"TEPS", b"XAMPLES", b"AMPLES", b"ATCHES",
-           b"gpus", b"GPUs", b"GPUS", b"devices", b"Devices", b"DEVICES")
+NEEDLES = (b"0it [", b"0/0 [", b"xamples", b"amples", b"teps", b"atches", b"TEPS", b"XAMPLES", b"AMPLES", b"ATCHES")
 
 
 class NoWork(WholeLines):

@@ -34,10 +34,10 @@ do show a fault (a GPU lost, ranks spinning in a collective, memory held with no
 their own findings. `diagnose` calls an input healthy (`log-no-failure`) only when it shows no
 failure and does show the run's end; a run that ends after a warning that it went on degraded (its loss
 not finite, the CPU for the GPU) gets this answer too (case `degraded`): it ended, but not well; so does a run that shows
-an end beside lines that end on a failure word no rule reads, as a step's status does ("Test vid2vid failed", case `ended-but`); so
-does a run whose own line says it did no work (an epoch of zero iterations, zero examples or steps, an empty device list) with no
-progress after it, whether it shows an end or not (case `no-work`): an end after no work is no evidence that it worked: the end may be only a part's (torch
-elastic's agent says SUCCEEDED of its own worker group while the script it ran reports a step `[Failure]`); and so does an exception the
+an end beside lines that end on a failure word no rule reads, as a step's status does ("Test vid2vid failed", case `ended-but`): the end may be only a part's (torch
+elastic's agent says SUCCEEDED of its own worker group while the script it ran reports a step `[Failure]`); so does a run whose own
+line says it did no work (an epoch of zero iterations, zero examples or steps) with no progress after it, whether it shows an end or
+not (case `no-work`): an end after no work is no evidence that it worked; and so does an exception the
 program caught (case `handled`): a traceback a logger wrote, or one the same process went on after (its steps or rounds counted on), with
 no failure after it. A log that several runs were appended to (`>> nohup.out` run again) whose failures all stand before
 the program's opening lines stand again (or a Python process of it fails at its start after one ended, or a batch scheduler's
@@ -147,11 +147,11 @@ called healthy either; what would show the failure is said (the failing run's ow
         "CPU, a fallback kernel). The run did not crash, so no error is named; it did not end well either, so it is not called "
         "healthy: whether the model or the output it left is of use is what decides, and the log does not show it.",
         "no-work": "The run's own line says it did no work: an epoch or a loop of zero iterations (a bar that counted nothing), a "
-        "total of zero examples, samples, batches or steps, or an empty list of the devices it uses; and no progress after it "
+        "total of zero examples, samples, batches or steps; and no progress after it "
         "says otherwise. A run that ends there trained nothing, so its end is no evidence that it worked; one whose log stops "
         "there may be stuck or cut, but it had nothing to work through. Most often its data loader yields no batch (a data set "
         "that is empty, or smaller than one batch where the last partial batch is dropped; a path, a glob or a filter that "
-        "matched no file; a bucket or a sampler that gives this process nothing), or it was given no device.",
+        "matched no file; a bucket or a sampler that gives this process nothing).",
     },
     fix={
         "log": "{advice}tail -n 200 train.log | gpudoctor diagnose -   # the end of the log decides it; or give the job's exit status (echo $? after it), or run it under gpudoctor run --nproc N --hang-timeout 300{under_launcher}",
@@ -169,7 +169,7 @@ called healthy either; what would show the failure is said (the failing run's ow
         "reported": "grep -n -F -- {grep} train.log   # the run's own line of it: the traceback or the lines above it name what raised it; tail -n 200 train.log | gpudoctor diagnose -   # the run's end as it printed it; if the message is the program's own check, its words are the search: the program's docs or issue tracker",
         "not-shown": "COMMAND 2>&1 | tee failing.log; echo \"exit status $?\" >> failing.log; gpudoctor diagnose failing.log   # the failing run's own output decides it: this paste shows a run that worked",
         "not-shown-hang": "journalctl -k -b -1 | tail -n 200; dmesg -T | grep -i -E 'xid|nvrm|nccl|lockup|hung' | tail -n 50   # a system hang or freeze leaves the kernel's lines (an Xid, NVRM, a soft lockup) in the boot that hung; the hanging run's own output (COMMAND 2>&1 | tee hang.log) shows where it stopped",
-        "no-work": "check what the run was given at line {first}: the data set's size and path (print(len(dataset)), len(loader) before training; the files its path or glob matches), the batch size against it (drop_last), what the sampler or bucket gives each process, and the devices it was told to use (CUDA_VISIBLE_DEVICES, the GPU list option); rerun until the counts above zero show before its end",
+        "no-work": "check what the run was given at line {first}: the data set's size and path (print(len(dataset)), len(loader) before training; the files its path or glob matches), the batch size against it (drop_last), and what the sampler or bucket gives each process; rerun until the counts above zero show before its end",
         "degraded": "gpudoctor diagnose --explain {warning}   # the warning's own fix; then check what the run left (evaluate the saved model, compare its speed with a run on the GPU) before trusting it",
     },
 )
