@@ -118,8 +118,10 @@ class TestWidenedRules:
         assert "launcher-env-missing" not in ids("rank is not set yet, waiting for the launcher\nepoch 1 loss 0.3\n")
 
     def test_sibling_mxnets_cuda_initialization_error_is_the_fork(self):
-        # bengouyy/mxnet_mtcnn_face_detection#41: the detector used from multiprocessing Pool workers
-        line = ("mxnet.base.MXNetError: [19:18:11] src/storage/storage.cc:65: Check failed: e == cudaSuccess || e == "
+        # bengouyy/mxnet_mtcnn_face_detection#41: the detector used from multiprocessing Pool workers (the pool's relay above
+        # the error shows the fork: knowledge/forked.py)
+        line = ("multiprocessing.pool.RemoteTraceback: \n"
+                "mxnet.base.MXNetError: [19:18:11] src/storage/storage.cc:65: Check failed: e == cudaSuccess || e == "
                 "cudaErrorCudartUnloading CUDA: initialization error\n")
         found = head(line)
         assert found is not None and found.id == "cuda-fork-reinit" and "spawn" in found.fix

@@ -81,11 +81,16 @@ class Command:
         """`self`, typed later, runs `other` again: the same program, subcommand and script (its first three
         words that are no option), or a command line nearly the same (one corrected word). `pip install ninja`
         after `pip install flash-attn` runs another command; a shell builtin that sets something up (`export`,
-        `cd`) runs nothing."""
+        `cd`) runs nothing. The words that name the command (the program, its subcommand and what it acts on, up to the
+        first option: `identity`) must each be the same or a typo of it: `k get daemonsets` after `k get pods` lists
+        another thing (NVIDIA/gpu-operator#193, heldout27), `nvidia-smi` after `nvidia-smiu` runs the command meant
+        (dusty-nv/jetson-containers#125)."""
         mine, theirs = self.words(), other.words()
         if not mine or not theirs or mine[0] in ("export", "cd", "source", ".", "set", "unset"):
             return False
-        if mine[0].rsplit("/", 1)[-1] != theirs[0].rsplit("/", 1)[-1]:
+        if not alike(mine[0].rsplit("/", 1)[-1], theirs[0].rsplit("/", 1)[-1]):
+            return False
+        if not all(alike(a, b) for a, b in zip(identity(mine), identity(theirs))):
             return False
         if self.host and other.host and self.host != other.host:
             return False  # typed on another machine: the job's other node
@@ -95,6 +100,32 @@ class Command:
         if [w for w in mine if not w.startswith("-")][:3] == [w for w in theirs if not w.startswith("-")][:3]:
             return True  # the same program, subcommand and script (pip install flash-attn, then with --no-build-isolation)
         return difflib.SequenceMatcher(None, " ".join(mine)[:300], " ".join(theirs)[:300]).ratio() >= SAME_LINE
+
+
+IDENTITY_WORDS = 3  # the words that name a command: its program, subcommand and what it acts on
+TYPO_ALIKE = 0.8  # how alike two words are (difflib's ratio) to be one word mistyped
+TYPO_SHORTEST = 4  # characters of a word below which only the same word is alike
+
+
+def identity(words: list[str]) -> list[str]:
+    """The words that name a command, before its first option (at most IDENTITY_WORDS)."""
+    out = []
+    for word in words[:IDENTITY_WORDS]:
+        if word.startswith("-"):
+            break
+        out.append(word)
+    return out
+
+
+def alike(a: str, b: str) -> bool:
+    """The same word, or one mistyped (`nvidia-smiu` for `nvidia-smi`, `pyhton` for `python`): not another word, nor another
+    version of it (`python3` after `python` is another interpreter: heldout19's detectron2-licenseplates#3 ran `python
+    train.py`, then pasted `python3 train.py` at the prompt below its 'Killed')."""
+    if a == b:
+        return True
+    if a.rstrip("0123456789.") == b.rstrip("0123456789."):
+        return False
+    return min(len(a), len(b)) >= TYPO_SHORTEST and difflib.SequenceMatcher(None, a, b).ratio() >= TYPO_ALIKE
 
 
 def base_name(path: str) -> str:

@@ -66,6 +66,9 @@ RESOLVED = re.compile(
     r"\b(?:used to|until I|until we|since then|(?:is|was|got|been) (?:fixed|solved|resolved)|no longer|not anymore|any ?more)\b"
     r"|\bstuck (?:at|on|in) (?:a |the )?(?:very )?(?:high|low|same|constant|\d[\d.]*) ?(?:loss|accuracy|acc|value|lr|%)"
     r"|\b(?:loss|accuracy|metric|reward)\b[^.!?]{0,30}\bstuck\b"
+    # a count stuck at zero, not a run at a point (NVIDIA/k8s-device-plugin#58: "allocatable stuck at zero", the node's
+    # nvidia.com/gpu count); "stuck at 0%", "at 0/100", "at 0 it" are a run's progress where it stopped
+    r"|\bstuck (?:at|on) (?:zero\b|0(?![\d.%/]|\s*(?:%|/|its?\b|steps?\b|epochs?\b|iter)))"
     # the person is stuck, not the run ("I end up with the same error message and I'm stuck", "I got stuck with this error":
     # heldout17's cryodrgn#467 and gnn-dep-parsing#7, read in the transfer check)
     r"|\b(?:I|we)(?:'m|'re| am| are| was| were| got| get| have been|'ve been)? stuck\b(?!\s+(?:at|in|on|after|during|when|while|for)\b)"

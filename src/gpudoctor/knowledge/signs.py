@@ -567,7 +567,12 @@ class Signs:
                 if kind == "toolerror" and following is not None and tool_went_on(following(TOOL_WENT_ON_LINES)):
                     return  # it went on past its error line (TOOL_WENT_ON_LINES): no sign; the line still speaks of an error
                 # its message is what the rule read (the tool's own words, without its "E: " or "× ")
-                self.add(Sign(kind, f"{KIND[kind]}: {value[:120]}", value[:300], line, source, msg, time_of(raw), text=text))
+                sign = Sign(kind, f"{KIND[kind]}: {value[:120]}", value[:300], line, source, msg, time_of(raw), text=text)
+                above = self.signs[-1] if self.signs else None
+                if (kind == "chained" and above is not None and above.kind == "exception" and above.claimed == HANDLED
+                        and above.source == source and 0 < line - self.covered.get((source, msg.rank), -CHAINED_AFTER - 1) <= CHAINED_AFTER):
+                    sign.claimed = HANDLED  # the chaining words under a traceback that was handled (the host's own): handled too
+                self.add(sign)
             return
         kind = first_group(m)
         value = m.group(kind) or ""
@@ -768,11 +773,14 @@ class Signs:
                     if previous.cause == "<next>":  # this traceback was raised from the previous one
                         previous.cause = TOLD if wrapper(previous.what, previous.message, previous.frames) else ""
                         sign.cause = previous.what
-                if chained or wrapper(cls, message, frames):
+                relayed_on = chained or wrapper(cls, message, frames)
+                if relayed_on:
                     sign.cause = "<next>"  # a worker's exception re-raised: the worker's own traceback follows
-                elif (handled_after(head, raw, after[i + 1 :]) or self.logged_went_on(head, message, after[i + 1 :])
-                      or i + 1 < len(after) and any(seg.text == LOGGING_CALL_STACK for seg in segments(after[i + 1]))):
-                    # (or logging's own error: the call stack of the record it could not write follows, LOGGING_CALL_STACK)
+                if host_only(frames) or not relayed_on and (
+                        handled_after(head, raw, after[i + 1 :]) or self.logged_went_on(head, message, after[i + 1 :])
+                        or i + 1 < len(after) and any(seg.text == LOGGING_CALL_STACK for seg in segments(after[i + 1]))):
+                    # (or logging's own error: the call stack of the record it could not write follows, LOGGING_CALL_STACK;
+                    # or an IDE's or a notebook kernel's own traceback, HOST_PACKAGES: the host logged it, not the job)
                     sign.claimed = sign.claimed or HANDLED  # caught: the program logged it, or went on (WENT_ON)
                     self.went_on_span[head.rank] = (line, line + 1 + i)
                     if len(self.went_on) < KEEP:
@@ -1000,6 +1008,22 @@ def logging_report(head: LogLine, lines: list[str]) -> bool:
     YanWenKun/Hunyuan3D-2-WinPortable#9, where the server went on to serve the next request): the process's own lines."""
     texts = [seg.text for raw in lines for seg in segments(raw) if seg.text and (head.rank is None or seg.rank in (None, head.rank))]
     return len(texts) >= 2 and LOGGED_RECORD.match(texts[0]) is not None and texts[1].startswith(LOGGING_ARGUMENTS)
+
+
+CHAINED_AFTER = 3  # lines from a traceback's exception line to the chaining words under it at most (a blank line between)
+# The packages of an interactive host that runs the job (an IDE's kernel, a notebook's, a debugger) and of the messaging under
+# them: a traceback whose every frame is theirs is the host's own error, which it logs and goes on from (Spyder's kernel's
+# "CommError: The comm is not connected." after the last epoch, orhangazidemirci/Tree-NET train_log.log, heldout27w), not the
+# job's failure. A traceback through any frame of the job's own code or of another library is the job's.
+HOST_PACKAGES = frozenset({
+    "spyder_kernels", "spyder", "ipykernel", "comm", "jupyter_client", "jupyter_server", "IPython", "tornado", "zmq", "debugpy",
+    "pydevd", "_pydevd_bundle", "_pydev_bundle", "traitlets",
+})
+
+
+def host_only(frames: Sequence[Frame]) -> bool:
+    """Every frame of a traceback is an interactive host's (HOST_PACKAGES), and it has some."""
+    return bool(frames) and all(package_of(f.path) in HOST_PACKAGES for f in frames)
 
 
 def handled_after(head: LogLine, raw: str, after: list[str]) -> bool:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 import shlex
 from collections.abc import Callable, Iterable
+import dataclasses
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -33,6 +34,7 @@ from gpudoctor.knowledge.patterns.classes12a import by_frame as frame_class12a
 from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
+from gpudoctor.knowledge.patterns.classes17b import fault_fields
 from gpudoctor.knowledge.patterns.classes20a import SIZES_SAID
 from gpudoctor.knowledge.patterns.classes23b import STOPPED_FROM_OUTSIDE
 from gpudoctor.knowledge.patterns.classes21d import DETAIL_SAID
@@ -54,6 +56,9 @@ from gpudoctor.knowledge.remedy import WARNED, Remedy, line_remedy
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.paste_parts import WORDS_PLACE, PasteParts, Worked, contradicting
+from gpudoctor.knowledge.forked import ForkSeen
+from gpudoctor.knowledge.no_work import NoWork
+from gpudoctor.knowledge.cuda_errors import BY_NAME as CUDA_FAULTS
 from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.said_oom import SaidOom
 from gpudoctor.knowledge.reported import INTRODUCED, REPORTED_PLACE, ReportedError
@@ -361,6 +366,10 @@ class Diagnosis:
         # the paste's parts, the reporter's words and the output, and what in the output shows a run that worked
         # (knowledge/paste_parts.py), set by the reader
         self.paste = PasteParts()
+        # the input's first line that shows a process forking (knowledge/forked.py), set by the reader; None where no reader
+        # read the input whole (a rank's file of a folder): then CUDA's initialization error keeps its fork
+        self.forks: Optional[ForkSeen] = None
+        self.no_work: Optional[NoWork] = None  # the run's own line that it did no work (knowledge/no_work.py), set by the reader
         self.worked: tuple[Worked, ...] = ()
         # (line, text) of the first lines a logger wrote at error level that no pattern or sign read:
         # no failure the tool can name, but not "no line shows a failure" either
@@ -761,6 +770,8 @@ class Diagnosis:
                 told.pop(waiting, None)  # it was only progress
         for pid, seen in list(told.items()):
             told[pid] = self.last_runs_hit(seen)
+        self.fork_not_shown(told)
+        self.raised_not_degraded(told)
         generic = told.get("python-exception")
         if generic is not None:
             generic = told["python-exception"] = self.printed_first(generic)
@@ -815,6 +826,45 @@ class Diagnosis:
         seen.add(hit)
         told[UNRECOGNISED.id] = seen
         self.by_frame(told, sign)
+
+    def fork_not_shown(self, told: dict[str, Seen]) -> None:
+        """CUDA's initialization error read as a forked child's (`cuda-fork-reinit`) in an input that shows no process forking
+        (knowledge/forked.py): told as CUDA's error 3 (cuda-runtime-error), whose meaning and step name its causes and what
+        decides between them (pywhispercpp, heldout27b: ggml's CUDA set-up in one process). An input no reader read whole
+        (`forks` None) keeps the fork."""
+        fork = told.get(FORK_REINIT)
+        if fork is None or self.forks is None or self.forks.line:
+            return
+        del told[FORK_REINIT]
+        runtime = BY_ID["cuda-runtime-error"]
+        if runtime.id in told:
+            return  # (CUDA's message, in another line, is told already)
+        fields = {k: v for k, v in fork.first.fields.items() if k not in ("code", "meaning", "step")}
+        told[runtime.id] = dataclasses.replace(fork, pattern=runtime, first=dataclasses.replace(fork.first, fields={**fields, **fault_fields(INITIALIZATION)}))
+
+    def raised_not_degraded(self, told: dict[str, Seen]) -> None:
+        """A warning that the run goes on degraded (knowledge/ending.py DEGRADED_RUN: the CPU for the GPU, a fallback kernel)
+        read on a line the process raised is the run's failure, not a fallback: an error. Raised: the line is an
+        exception's ("RuntimeError: ... CUDA_PATH is set but CUDA wasn't able to be loaded", Anjok07/ultimatevocalremovergui#738),
+        or the pattern's line is the message of an abort or an exception the log shows (C++'s "terminate called after
+        throwing an instance of 'Ort::Exception'" and its what(), k2-fsa/sherpa-onnx#1465): the same words a library logs as
+        its warning before it falls back are there the error that stopped the program (heldout27b: both had been told as a
+        warning that the model runs on the CPU)."""
+        for pid, seen in list(told.items()):
+            if pid not in DEGRADED_RUN or seen.pattern.severity is not Severity.WARN:
+                continue
+            at = self.raised_at(seen)
+            if at:
+                p = seen.pattern
+                title = f"{p.title}; here raised (line {at}): the program stopped on it, it did not go on without it"
+                told[pid] = dataclasses.replace(seen, pattern=dataclasses.replace(p, severity=Severity.ERROR, title=title))
+
+    def raised_at(self, seen: Seen) -> int:
+        """The line where what `seen` read was raised (`raised_not_degraded`), or 0."""
+        for hit in (seen.first, *seen.samples):
+            if not hit.in_sentence and RAISED_LINE.match(hit.where.text):
+                return hit.line
+        return min((s.line for s in self.signs.signs if s.claimed == seen.pattern.id and s.kind in RAISED_KINDS), default=0)
 
     def environment_reported(self, told: dict[str, Seen], generic: Seen) -> Optional[Seen]:
         """The exception answer without an environment report's own traceback (collect_env's frames:
@@ -1727,6 +1777,15 @@ SRUN_STATUS = re.compile(r"Exited with exit code (?P<code>\d+)")
 
 
 # What a person's sentence beside an error says of it (knowledge/said_fixed.py's kinds), in a finding's words.
+# CUDA's initialization error read as a forked child's, and the row of CUDA's table it is otherwise (`fork_not_shown`)
+FORK_REINIT = "cuda-fork-reinit"
+INITIALIZATION = CUDA_FAULTS["cudaerrorinitializationerror"]
+
+# An exception's own line ("RuntimeError: ...") and the signs of a process that raised (a C++ abort's terminate and what(), a
+# traceback's exception): a warning of a degraded run read on one of them was raised (`raised_not_degraded`)
+RAISED_LINE = re.compile(r"^\W{0,3}(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*:\s*\S")
+RAISED_KINDS = ("terminate", "what", "exception")
+
 SAID_WORDS = {"gone": "it is gone since", "survived": "it did not stop the job", "ignorable": "it can be ignored"}
 
 

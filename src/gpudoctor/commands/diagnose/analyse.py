@@ -19,7 +19,9 @@ from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_
 from gpudoctor.knowledge.patterns.classes22d import PLATFORM_NOTE, no_nccl_here
 from gpudoctor.knowledge.progress import WENT_ON_SHOWN, Progress
 from gpudoctor.knowledge.ranks_heard import RanksHeard
+from gpudoctor.knowledge.forked import ForkSeen
 from gpudoctor.knowledge.gpus_unused import GpusUnused
+from gpudoctor.knowledge.no_work import NoWork
 from gpudoctor.knowledge.nccl_loopback import NcclLoopback
 from gpudoctor.knowledge.reruns import RESTART_HOW, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import SaidFixed
@@ -250,6 +252,14 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         shown = {"ended": ended} if ended else {}
         return LOG_INCONCLUSIVE(case="handled", evidence={"lines": d.lines, "exception": f"line {at}: {text}", **shown},
                                 lines=d.lines, exception=cls, first=at)
+    idle = d.no_work.last if d.no_work is not None else None
+    if idle is not None and not folder and (d.progress is None or d.progress.after(idle[0]) is None) and (ended or not d.error_lines):
+        # the run's own line that it did no work (knowledge/no_work.py), and no progress after it: an end after it is no
+        # evidence that it worked, and a log that stops there had nothing to work through
+        shown = {"ended": f"line {d.ended_line}: {ended}"} if ended else {}
+        return LOG_INCONCLUSIVE(case="no-work", evidence={"lines": d.lines, "no work": f"line {idle[0]}: {idle[1]}", **shown},
+                                lines=d.lines, first=idle[0], shown=idle[1][:120],
+                                after=f"the run ends after it (line {d.ended_line})" if ended else "nothing after it shows any")
     handled = {sign.line for sign in d.signs.signs if sign.claimed == HANDLED}  # an exception a fallback warning said was caught
     spoken = lead_first([seen for seen in (*d.error_lines, *d.mention_lines) if seen[0] not in handled and ends_in_failure(seen[1])])
     if ended and spoken and not folder:
@@ -452,7 +462,9 @@ def read_log(
     loopback = NcclLoopback()  # and NCCL's sockets on the loopback, and the machines the log shows
     reported = Reported()  # and the errors the thread's title and its people's sentences quote
     setting = SettingSeen()  # and the settings it shows: WSL, a cluster, a pod, Ray, an inference engine, another program's kernel
-    feed = said_oom.tee(setting.tee(reported.tee(loopback.tee(gpus_unused.tee(said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(run_starts.tee(prompts.tee(tail.tee(reader_feed)))))))))))))
+    forks = ForkSeen()  # and a process that forks: CUDA's initialization error is a forked child's only beside it
+    no_work = NoWork()  # and the run's own line that it did no work: an end after it is no evidence that it worked
+    feed = no_work.tee(forks.tee(said_oom.tee(setting.tee(reported.tee(loopback.tee(gpus_unused.tee(said_hang.tee(ranks.tee(progress.tee(said_fixed.tee(openings.tee(run_starts.tee(prompts.tee(tail.tee(reader_feed)))))))))))))))
     damage = ""
     what = {"stdin": "standard input", "text": "the text"}.get(target.kind, target.path)
     try:
@@ -489,6 +501,11 @@ def read_log(
     d.nccl_loopback = loopback
     setting.end()
     d.setting = setting.setting()
+    forks.end()
+    d.forks = forks
+    no_work.end()
+    d.no_work = no_work
+    d.retell()
     (d.ended, d.ended_line), d.tool, d.launcher, d.nccl_info = tail.end(), tail.tool, launchers.launcher(), launchers.nccl_info
     if d is first:  # (a second reading numbers its joined lines otherwise)
         prompts.end()
@@ -509,6 +526,11 @@ def read_log(
         reported.end()
         # the paste's parts, and what in its output shows a run that worked (knowledge/paste_parts.py)
         d.paste = reported.parts()
+        if d.ended and d.ended_line in d.paste.words:
+            # an end in the reporter's words (a thread's title "Training Complete, No PTH File or Training Log Visible", a
+            # sentence) is what they say of the run, not the run's own line: only the output's end makes a run healthy
+            # (RVC-Project/Retrieval-based-Voice-Conversion-WebUI#2237, cocktailpeanut/fluxgym#247: set-up lines only)
+            d.ended, d.ended_line = "", 0
         d.worked = d.paste.worked((d.ended_line, d.ended), smi.p2p_worked(), gpus_unused.answer)
         # (the log's own failure leads: the reporter's words are read as lines only where the log shows none)
         d.feed_reported(reported.reports, read=not any(f.severity is Severity.ERROR for f in d.findings()))

@@ -93,7 +93,7 @@ class Rewritten:
     """The stream (its head already read) with each block rewritten by `convert`; b"" only at the end, even where a
     block rewrites to nothing (a read that ends inside a character, a block of zeros)."""
 
-    def __init__(self, stream: EndOnce, head: bytes) -> None:
+    def __init__(self, stream: ByteSource, head: bytes) -> None:
         self.stream, self.head = stream, head
 
     def convert(self, raw: bytes) -> bytes:
@@ -131,6 +131,36 @@ def looks_like_text(sample: bytes) -> bool:
     controls = len(sample) - len(sample.translate(None, CONTROL))
     bad = sample.decode("utf-8", errors="replace")[1:-1].count("\ufffd")
     return controls <= 0.01 * len(sample) and bad <= 0.01 * len(sample)
+
+
+# A file whose lines end in a carriage return alone (an old Mac's, a program's console written raw; lionelyl/templateRFC's
+# training_log.txt, heldout27w: 11,343 CRs and one LF, the collector's header's; its text lines and its tqdm frames all end
+# in CR): its lines are CR's. Where LF ends the lines, a CR inside one is a progress bar's frame, and the line stays one
+# (tqdm's bar, then its LF); so does a head that is only a bar's frames (one endless line of them, its LF to come).
+CR_LINES_LF_AT_MOST = 2  # LFs in the head (a header line a tool or a collector put above the log)
+CR_TEXT_LINES = 3  # CR-ended lines in the head that are no progress bar's frame
+PROGRESS_FRAME = re.compile(rb"\d%\||\d(?:it|s)/(?:s|it)\]|\?(?:it|s)/(?:s|it)\]|\dit \[")
+
+
+def cr_ended(head: bytes) -> bool:
+    """The head's lines end in CR alone: CR_LINES_LF_AT_MOST LFs or fewer, and CR_TEXT_LINES CR-ended lines or more
+    that hold text other than a progress bar's frame."""
+    if head.count(b"\n") > CR_LINES_LF_AT_MOST or head.count(b"\r") - head.count(b"\r\n") < CR_TEXT_LINES:
+        return False
+    text = 0
+    for part in head.replace(b"\r\n", b"\n").split(b"\r")[:-1]:
+        if part.strip() and PROGRESS_FRAME.search(part) is None:
+            text += 1
+            if text >= CR_TEXT_LINES:
+                return True
+    return False
+
+
+class CrLines(Rewritten):
+    """A log of CR-ended lines (`cr_ended`), read with LF for each line end."""
+
+    def convert(self, raw: bytes) -> bytes:
+        return raw.replace(b"\r\n", b"\n").replace(b"\r", b"\n")
 
 
 class WithoutNul(Rewritten):
@@ -174,7 +204,7 @@ class Normalised:
 
         source = EndOnce(stream)
         head = source.read(BLOCK)
-        reader: EndOnce | Utf16ToUtf8 | WithoutNul | Unwrapped = source
+        reader: EndOnce | Utf16ToUtf8 | WithoutNul | CrLines | Unwrapped = source
         if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
             reader = Utf16ToUtf8(source, head)
             head = reader.read(BLOCK)
@@ -188,6 +218,9 @@ class Normalised:
             head = reader.read(BLOCK)
             if head and not looks_like_text(head[:65536]):
                 raise BinaryInput("binary file")  # (zeros, then bytes that are not a log's either; zeros alone: an empty log)
+        if cr_ended(head[:SAMPLE_BREAKS]):
+            reader = CrLines(reader, head)
+            head = reader.read(BLOCK)
         # a page's <br> tags that stand for its line breaks (the text runs on after them on one line): lines again
         self.breaks = HTML_BREAK_INLINE.search(head[:SAMPLE_BREAKS]) is not None
         if self.breaks:

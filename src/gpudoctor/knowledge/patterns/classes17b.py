@@ -91,14 +91,21 @@ def cuda_error_fields(m: re.Match, context: list[str]) -> dict:
     index = next(int(k[1:]) for k, v in m.groupdict().items() if re.fullmatch(r"m\d+", k) and v is not None)
     fault = WORDED[index]
     code = out.pop("code2", None) or out.pop("code3", None) or out.get("code")
-    out.update(message=fault.message, error=fault.name, meaning=fault.meaning)
-    if code:
-        out["code"] = code
+    out.update(fault_fields(fault, code or ""))
     said = m.group(f"m{index}")
     if said.split() != fault.message.split():
         out["as_written"] = said.strip()  # the words as the paste has them (broken or cut)
+    return out
+
+
+def fault_fields(fault: Fault, code: str = "") -> dict:
+    """What this class says of a fault of CUDA's table (knowledge/cuda_errors.py): its message, name, meaning, and the step
+    that decides it (`step`, the fix), with the number the line gave (`code`) where it gave one."""
     also = f" (the fault gpudoctor's {fault.finding} page explains)" if fault.finding else ""
-    out["step"] = f"CUDA's {fault.name}{' (' + code + ')' if code else ''}: {fault.meaning}{also}: {fault.step}"
+    out = {"message": fault.message, "error": fault.name, "meaning": fault.meaning,
+           "step": f"CUDA's {fault.name}{' (' + code + ')' if code else ''}: {fault.meaning}{also}: {fault.step}"}
+    if code:
+        out["code"] = code
     return out
 
 

