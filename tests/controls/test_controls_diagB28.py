@@ -114,6 +114,10 @@ class TestProgramFoundNoGpu:
         for line in lines:
             assert "program-found-no-gpu" in found(line), line
 
+    def test_sibling_rocms_words_get_rocms_step(self):
+        f = found("13:25:40-858962 WARNING  ROCm: no agent was found\n")["program-found-no-gpu"]
+        assert f.fix.startswith("ROCm's runtime found no GPU agent: rocminfo")
+
     def test_sibling_the_same_words_as_an_error_stop_the_program(self):
         # heldout27b tortoise-fast-145: tortoise's own check, raised (it stops): program-found-no-device
         f = head("RuntimeError: Error: You set cuda=True but no cuda device found.\n")
@@ -194,3 +198,47 @@ class TestPodLead:
                 "nvidia-dcgm-exporter-4f8fz                 1/1     Running   0          3d20h\n"
                 "gpu-feature-discovery-x7b2k                1/1     Running   0          3d20h\n")
         assert errors(pods) == []
+
+
+class TestVgpuMemoryLimit:
+    verdict = "vgpu-memory-limit"
+
+    def test_sibling_hami_core_refused_the_allocation(self):
+        # heldout27 hami-662: the pod's vGPU share exceeded, torch then says "unrecognized error code"
+        f = head(case("heldout27", "hami-662-vgpu-pytorch-test"))
+        assert f.id == "vgpu-memory-limit" and f.evidence.get("limit") == "3145728000" and "gpumem" in f.fix
+
+    def test_sibling_a_count_no_gpu_holds_is_hami_cores_own(self):
+        # heldout27 hami-1181: 18446744073707737660 bytes in use: its accounting wrapped below zero, a false OOM
+        f = head(case("heldout27", "hami-1181-vgpu-inference-memory"))
+        assert f.id == "vgpu-memory-limit" and "wrapped below zero" in f.fix and "gpumem" not in f.fix
+
+    def test_control_hami_cores_own_start_up(self):
+        lines = ("[HAMI-core Msg(30:140387636202368:libvgpu.c:836)]: Initializing.....\n"
+                 "[HAMI-core Msg(30:140387636202368:libvgpu.c:855)]: Initialized\n")
+        assert errors(lines + TRAINED) == []
+
+
+class TestGpuDriverUnusableInAContainer:
+    verdict = "gpu-driver-unusable"
+
+    def test_sibling_nvml_unknown_error_after_a_first_job(self):
+        # heldout27 aks-3680: the first job used the A100, later ones got NVML's Unknown Error: the container's lost access first
+        f = head(case("heldout27", "aks-3680-a100-nodepool-nvml"))
+        assert f.id == "gpu-driver-unusable" and f.fix.startswith("inside a container or a pod that had the GPU")
+
+    def test_control_a_healthy_nodes_nvidia_smi(self):
+        smi = ("+-----------------------------------------------------------------------------------------+\n"
+               "| NVIDIA-SMI 550.54.15              Driver Version: 550.54.15      CUDA Version: 12.4     |\n"
+               "|-----------------------------------------+------------------------+----------------------+\n"
+               "| GPU  Name                 Persistence-M | Bus-Id          Disp.A | Volatile Uncorr. ECC |\n"
+               "|   0  NVIDIA A100-SXM4-80GB          On  |   00000000:07:00.0 Off |                    0 |\n"
+               "| N/A   33C    P0             62W /  400W |       4MiB /  81920MiB |      0%      Default |\n"
+               "+-----------------------------------------+------------------------+----------------------+\n")
+        assert errors(smi) == []
+
+    def test_sibling_the_driver_missing_and_torchs_cpu_build_keep_their_own(self):
+        # the siblings the GPU-stack readers must leave as they were
+        assert head("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx\n").id == "cuda-no-driver"
+        assert head("AssertionError: Torch not compiled with CUDA enabled\n").id == "cuda-torch-cpu-build"
+        assert head("RuntimeError: CUDA error: no kernel image is available for execution on the device\n").id == "cuda-no-kernel-image"

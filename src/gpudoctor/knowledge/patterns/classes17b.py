@@ -148,6 +148,19 @@ PATTERNS_EARLY = [
     ),
 ]
 
+# ROCm's runtime that found no GPU agent: what decides it on an AMD machine (its step, before the CUDA checks of the fix)
+ROCM_STEP = ("ROCm's runtime found no GPU agent: rocminfo (Windows: hipInfo.exe from the HIP SDK) lists the GPUs it sees; none: the "
+             "AMD driver or the ROCm/HIP SDK is not installed for this GPU, or the GPU is not one its ROCm release supports "
+             "(HSA_OVERRIDE_GFX_VERSION=<the nearest supported gfx target> on Linux; ZLUDA's and the HIP SDK's list of cards on Windows)")
+
+
+def no_gpu_fields(m, context: list[str]) -> dict:
+    out = groups(m, context)
+    if out.pop("rocm", None):
+        out.update(step=ROCM_STEP, read_as="program-found-no-gpu")
+    return out
+
+
 PATTERNS = [
     pattern(
         "program-found-no-gpu",
@@ -167,7 +180,7 @@ PATTERNS = [
         # autocast's "User provided device_type of 'cuda', but CUDA is not available. Disabling", tortoise's "You set
         # cuda=True but no cuda device found."; and ROCm's runtime that found no GPU agent (SD.Next: "ROCm: no agent was found")
         r"|\b(?:device_type of '?cuda'?|cuda\s*=\s*True),? but (?:CUDA is not available|no (?:cuda|CUDA|GPU|gpu) devices? (?:was |were )?found)"
-        r"|\bROCm: no agent was found",
+        r"|\b(?P<rocm>ROCm): no agent was found",
         ("is_available()", "device_count()", "Number of GPUs: 0", "No GPU found", "No GPU detected", "No GPUs found", "No GPUs detected",
          "NO GPU FOUND", "NO GPU DETECTED", "NO GPUS FOUND", "NO GPUS DETECTED", "no GPU found", "no GPU detected", "no GPUs found",
          "no GPUs detected", "but CUDA is not available", "but no cuda device", "but no CUDA device", "ROCm: no agent was found"),
@@ -208,5 +221,6 @@ PATTERNS = [
             "User provided device_type of 'cuda', and CUDA is available",
             "RuntimeError: Error: You set cuda=True but no cuda device found.",  # an error: program-found-no-device
         ],
+        fields=no_gpu_fields,
     ),
 ]

@@ -7,11 +7,14 @@
   whatever GPUs the machine has. A warning: the run goes on, and a CPU run meant as one prints the same list; the program's
   failure to load its GPU backend, where the log shows it (onnxruntime's CUDA provider), is the cause and this its
   consequence.
+- `vgpu-memory-limit`: a GPU-sharing layer's own refusal of an allocation past the pod's share of GPU memory (HAMi-core,
+  HAMi's and its predecessors' vGPU library: `[HAMI-core ERROR (...)]: Device 0 OOM 3171158016 / 3145728000`), which the
+  program then sees as an out-of-memory or an odd CUDA error ("unrecognized error code").
 - `vulkan-no-driver`: the Vulkan loader found no driver (ncnn-vulkan programs: Real-ESRGAN's, waifu2x's, RIFE's, Upscayl's;
   `vkCreateInstance failed -9`, `vkEnumerateInstanceExtensionProperties failed -1`): such a program has no GPU to run on and
   stops ("invalid gpu device").
 
-Written from heldout27b (sherpa-onnx-1299, sherpa-onnx-1620, ollama-8068, rembg-841, real-esrgan-498, upscayl-939) and
+Written from heldout27 (hami-662) and heldout27b (sherpa-onnx-1299, sherpa-onnx-1620, ollama-8068, rembg-841, real-esrgan-498, upscayl-939) and
 heldout26 (ComfyUI-LivePortraitKJ-15); heldout23, heldout24, heldout24b and heldout24w were not read while writing (the
 transfer check).
 """
@@ -27,9 +30,10 @@ E = Severity.ERROR
 W = Severity.WARN
 BACKEND_NOT_BUILT = "gpu-backend-not-built"
 VULKAN_NO_DRIVER = "vulkan-no-driver"
+VGPU_MEMORY_LIMIT = "vgpu-memory-limit"
 # The findings whose title gives what the line names and whose fix is, or starts with, the step it decides (knowledge/story.py):
 # this module's, and those whose library knowledge/gpu_library.py reads (patterns/capability.py's, patterns/classes10a.py's)
-DETAIL_SAID = (BACKEND_NOT_BUILT, VULKAN_NO_DRIVER, "cuda-library-missing", "onnxruntime-cuda-provider-failed")
+DETAIL_SAID = (BACKEND_NOT_BUILT, VULKAN_NO_DRIVER, VGPU_MEMORY_LIMIT, "cuda-library-missing", "onnxruntime-cuda-provider-failed")
 
 # Which program's list, and what gives it its GPU backend
 BACKEND_STEPS = {
@@ -81,6 +85,29 @@ VULKAN_STEP = ("vulkaninfo --summary   # the GPUs the Vulkan loader sees (Window
                "or Intel driver; Linux: the vendor's Vulkan ICD, /usr/share/vulkan/icd.d/*.json: nvidia's libnvidia-gl package or "
                "mesa-vulkan-drivers); on a machine or remote session without a GPU, the program's CPU path (Real-ESRGAN: "
                "python inference_realesrgan.py --fp32)")
+
+# HAMi-core's step for a pod over its share, and for a count of the memory in use that no GPU holds (its own accounting wrapped
+# below zero, an unsigned underflow: more than 2**62 bytes)
+VGPU_STEP = ("kubectl describe pod POD | grep -i gpumem   # the share the pod was given; raise it (resources.limits nvidia.com/gpumem "
+             "in MiB, or nvidia.com/gpumem-percentage) to more than the job needs, or make the job need less (a smaller batch, "
+             "mixed precision, fewer resident models); a job that needs the whole card: request it whole (no gpumem limit)")
+VGPU_ACCOUNTING_STEP = ("the memory in use it counts is no GPU's (over 2**62 bytes: its own count wrapped below zero), so the refusal is "
+                        "false: restart the pod (the count starts again), and upgrade HAMi (its device plug-in and the HAMi-core "
+                        "library it mounts) to a release that fixes its memory accounting; nvidia-smi in the pod shows the same "
+                        "impossible usage while it lasts")
+IMPOSSIBLE_BYTES = 2 ** 62
+
+
+def vgpu_fields(m: re.Match, context: list[str]) -> dict:
+    out = groups(m, context)
+    used, limit = int(out["used"]), int(out["limit"])
+    if used >= IMPOSSIBLE_BYTES:
+        out["detail"], out["step"] = f"device {out['device']}: {used} bytes in use is no GPU's: HAMi-core's own count is wrong", VGPU_ACCOUNTING_STEP
+    else:
+        out["detail"] = f"device {out['device']}: {used / 2**30:.2f} GiB would be in use, {limit / 2**30:.2f} GiB allowed"
+        out["step"] = VGPU_STEP
+    return out
+
 
 PATTERNS = [
     pattern(
@@ -149,5 +176,31 @@ PATTERNS = [
             "vkCreateInstance succeeded",
         ],
         fields=vulkan_fields,
+    ),
+    pattern(
+        VGPU_MEMORY_LIMIT,
+        "cuda",
+        CAUSE,
+        E,
+        "the GPU-sharing layer refused an allocation as over the pod's share of GPU memory (a vGPU memory limit, not the GPU's)",
+        r"\[HAMI-core ERROR[^\]]*\]:\s*Device (?P<device>\d+) OOM (?P<used>\d+) / (?P<limit>\d+)",
+        ("HAMI-core ERROR",),
+        why="""A GPU-sharing layer (HAMi's vGPU library, HAMi-core, preloaded into the pod's container) hands each pod a share of a
+        GPU and checks every allocation against the pod's memory limit (nvidia.com/gpumem, or gpumem-percentage of the card). An
+        allocation past it is refused whatever the GPU itself has free: the line gives the memory asked for and the limit, in
+        bytes. The program then fails on that allocation, often in words that do not say memory (torch's "CUDA error:
+        unrecognized error code" after it).""",
+        fix="STEP",
+        examples=[
+            ("[HAMI-core ERROR (pid:30 thread=140382094939712 allocator.c:53)]: Device 0 OOM 3171158016 / 3145728000",
+             "Project-HAMi/HAMi#662 (heldout27: a PyTorch test in a vGPU pod, then 'CUDA error: unrecognized error code')"),
+            ("2. Applications fail with OOM errors: `[HAMI-core ERROR (pid:1 thread=140160828682240 allocator.c:53)]: Device 0 OOM 18446744073707737660 / 24146608128`",
+             "Project-HAMi/HAMi#1181 (heldout27: its count of the memory in use wrapped below zero: a false OOM)"),
+        ],
+        not_examples=[
+            "[HAMI-core Msg(30:140387636202368:libvgpu.c:836)]: Initializing.....",
+            "[HAMI-core Info(80:140225570006848:multiprocess_memory_limit.c:260)]: get_gpu_memory_usage dev=0",
+        ],
+        fields=vgpu_fields,
     ),
 ]
