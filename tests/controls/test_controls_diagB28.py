@@ -242,3 +242,19 @@ class TestGpuDriverUnusableInAContainer:
         assert head("RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx\n").id == "cuda-no-driver"
         assert head("AssertionError: Torch not compiled with CUDA enabled\n").id == "cuda-torch-cpu-build"
         assert head("RuntimeError: CUDA error: no kernel image is available for execution on the device\n").id == "cuda-no-kernel-image"
+
+
+class TestCudaLibraryMissingInMoreWords:
+    verdict = "cuda-library-missing"
+
+    def test_sibling_ctranslate2_and_cudnn_words(self):
+        for line, named in (("RuntimeError: Library cublas64_12.dll is not found or cannot be loaded\n", "cuBLAS of CUDA 12"),
+                            ("Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!\n", "cuDNN 8"),
+                            ("Unable to load any of {libcudnn_cnn.so.9.1.0, libcudnn_cnn.so.9.1, libcudnn_cnn.so.9, libcudnn_cnn.so}\n", "cuDNN 9")):
+            assert named in found(line)["cuda-library-missing"].title, line
+
+    def test_control_bitsandbytes_cpu_notice_and_an_onnxruntime_cpu_run(self):
+        # bitsandbytes says this on any machine without CUDA (heldout20w's Intel XPU run); a CPU run meant as one
+        text = ("/venv/lib/python3.10/site-packages/bitsandbytes/cextension.py:31: UserWarning: The installed version of bitsandbytes "
+                "was compiled without GPU support. 8-bit optimizers and GPU quantization are unavailable.\n")
+        assert errors(text + TRAINED) == [] and "gpu-backend-not-built" not in found(text + TRAINED)

@@ -44,7 +44,7 @@ class Component:
 COMPONENTS = (
     ("cudart", Component("the CUDA runtime", "cuda", "nvidia-cuda-runtime-cu{major}")),
     ("cublas", Component("cuBLAS", "cuda", "nvidia-cublas-cu{major}")),
-    ("nvrtc", Component("NVRTC (CUDA's runtime compiler)", "cuda", "nvidia-cuda-nvrtc-cu{major}")),
+    ("nvrtc", Component("NVRTC", "cuda", "nvidia-cuda-nvrtc-cu{major}")),
     ("nvJitLink", Component("nvJitLink", "cuda", "nvidia-nvjitlink-cu{major}")),
     ("cudnn", Component("cuDNN", "cudnn", "nvidia-cudnn-cu12")),
     ("cufft", Component("cuFFT", "cuda-own")),
@@ -146,7 +146,7 @@ def library(file: str) -> Optional[Library]:
 UNKNOWN_STEP = ("ldd FILE | grep 'not found' (Windows: the Dependencies tool on the DLL) names what it could not load; install the "
                 "library of the version it names, or the build of the package for the CUDA this machine has")
 # The groups of cuda-library-missing's regex that hold the library's file, and those that hold the path it was loaded from
-FILE_GROUPS = ("library", "missing", "named", "cudnn", "win", "module")
+FILE_GROUPS = ("library", "missing", "named", "cudnn", "win", "module", "ct2", "locate", "anyof", "nvrtc")
 PATH_GROUPS = ("path", "module_path")
 
 

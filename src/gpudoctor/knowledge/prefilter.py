@@ -163,6 +163,9 @@ TRIGGERS = (
     "no agent was found",
     "but cuda is not available",
     "but no cuda device",
+    "could not locate",
+    "unable to load any of {",
+    "not in available provider names",
     # lines that arrive without any of the words above (continuation lines, bare NCCL lines, noise)
     "no device found",
     "no gpu to monitor",

@@ -218,9 +218,15 @@ PATTERNS = [
         r"|dynamic library \((?:[^()\s]*[/\\])?(?P<named>" + gpu_library.LIBRARY + r")\) that (?P<loader>\w+) depends on is not configured correctly"
         r"|Could not load library (?P<cudnn>" + gpu_library.LIBRARY + r")\. Error"
         r"|\[WinError 126\][^\"]{0,80}Error loading \"(?P<path>[^\"]*?(?P<win>" + gpu_library.DLL + r"))\" or one of its dependencies"
-        r"|Could not find module '(?P<module_path>[^']*?(?P<module>" + gpu_library.DLL + r"))')",
+        r"|Could not find module '(?P<module_path>[^']*?(?P<module>" + gpu_library.DLL + r"))'"
+        # CTranslate2's (faster-whisper's), cuDNN 8's on Windows, cuDNN 9's list of the names it tried, NVRTC's own
+        r"|Library (?P<ct2>" + gpu_library.LIBRARY + r") is not found or cannot be loaded"
+        r"|Could not locate (?P<locate>" + gpu_library.LIBRARY + r")\. Please make sure it is in your library path"
+        r"|Unable to load any of \{(?P<anyof>" + gpu_library.LIBRARY + r")"
+        r"|failed to open (?P<nvrtc>" + gpu_library.LIBRARY + r")\. Make sure that \S+ is installed correctly)",
         ("cannot open shared object file", ".dll is missing", ".dll was missing", ".dll was not found", ".dll is not found", "dynamic library (",
-         "Could not load library", "WinError 126", "Could not find module"),
+         "Could not load library", "WinError 126", "Could not find module", "is not found or cannot be loaded", "Could not locate ",
+         "Unable to load any of {", "failed to open lib"),
         why="""A compiled package (torch itself, onnxruntime, Paddle, an extension: mmcv, apex, a custom op, llama.cpp's
         bindings) was built against a GPU library this machine does not provide at that version, or provides where the
         loader does not look: a wheel for another CUDA (CUDA's runtime, cuBLAS and NVRTC carry CUDA's major version in their
@@ -235,6 +241,14 @@ PATTERNS = [
              "PaddlePaddle/Paddle#39256 (Windows, paddle.utils.run_check(): cuDNN 8's DLL not on PATH)"),
             ('OSError: [WinError 126] The specified module could not be found. Error loading "C:\\Users\\me\\miniconda3\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.',
              "torch on Windows, a cuDNN DLL or one it needs not found (pytorch/pytorch issues)"),
+            ("RuntimeError: Library cublas64_12.dll is not found or cannot be loaded",
+             "SYSTRAN/faster-whisper issues (CTranslate2 4.x built for CUDA 12, run where CUDA 12's cuBLAS is not on PATH)"),
+            ("Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!",
+             "SYSTRAN/faster-whisper issues (Windows: cuDNN 8's DLLs not on PATH; the process then exits)"),
+            ("Unable to load any of {libcudnn_cnn.so.9.1.0, libcudnn_cnn.so.9.1, libcudnn_cnn.so.9, libcudnn_cnn.so}",
+             "m-bain/whisperX issues (CTranslate2 built for cuDNN 9 beside a torch that brought cuDNN 8)"),
+            ("nvrtc: error: failed to open libnvrtc-builtins.so.12.1. Make sure that libnvrtc-builtins.so.12.1 is installed correctly.",
+             "pytorch/pytorch issues (torch's JIT fusers compiling at run time, NVRTC's builtins of another CUDA)"),
         ],
         not_examples=[
             "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",

@@ -175,15 +175,16 @@ PATTERNS = [
         r"|^(?!.*\bif\b)(?:.*\W)?(?:torch\.)?cuda\.device_count\(\)['\"]?\s*(?:[:=]|->|returns?|is)?\s*0\b(?![.\d])"
         r"|\bNumber of GPUs: 0\s*$"
         # a program's own warning that it looked and found none (heldout16's wording, added after the part was measured)
-        r"|(?:^|[\s:\]])(?i:No GPUs? (?:found|detected))\b(?!.*\bto monitor)"
+        # (as a sentence starts it, or in capitals: RVC's "NO GPU DETECTED: falling back to CPU"; never mid-sentence, Paddle's "but
+        # there is no GPU detected on your machine" in a thread that discusses the message, heldout27b paddle-30953)
+        r"|(?:^|[\s:\]])(?:No GPUs? (?:found|detected)|NO GPUS? (?:FOUND|DETECTED))\b(?!.*\bto monitor)"
         # the GPU asked for and none there, in the program's words or torch's (issue 35, heldout27b's no-error-line rows):
         # autocast's "User provided device_type of 'cuda', but CUDA is not available. Disabling", tortoise's "You set
         # cuda=True but no cuda device found."; and ROCm's runtime that found no GPU agent (SD.Next: "ROCm: no agent was found")
         r"|\b(?:device_type of '?cuda'?|cuda\s*=\s*True),? but (?:CUDA is not available|no (?:cuda|CUDA|GPU|gpu) devices? (?:was |were )?found)"
         r"|\b(?P<rocm>ROCm): no agent was found",
         ("is_available()", "device_count()", "Number of GPUs: 0", "No GPU found", "No GPU detected", "No GPUs found", "No GPUs detected",
-         "NO GPU FOUND", "NO GPU DETECTED", "NO GPUS FOUND", "NO GPUS DETECTED", "no GPU found", "no GPU detected", "no GPUs found",
-         "no GPUs detected", "but CUDA is not available", "but no cuda device", "but no CUDA device", "ROCm: no agent was found"),
+         "NO GPU FOUND", "NO GPU DETECTED", "NO GPUS FOUND", "NO GPUS DETECTED", "but CUDA is not available", "but no cuda device", "but no CUDA device", "ROCm: no agent was found"),
         why="""The program asked for the GPUs and got none: torch.cuda.is_available() is False (device_count() 0), or the
         program's own count of GPUs at start-up is 0. The usual reasons: torch built without CUDA (a CPU wheel: its
         torch.version.cuda is None); no NVIDIA driver, or one older than the CUDA this torch was built for; a container or
@@ -218,6 +219,7 @@ PATTERNS = [
             "No GPU to monitor.",  # nvtop's: gpu-monitor-no-gpu
             "RuntimeError: No CUDA GPUs are available",  # torch's error: cuda-no-gpus-visible
             "GPU detected: NVIDIA GeForce RTX 3080",
+            "> WARNING:root:You are using GPU version PaddlePaddle, but there is no GPU detected on your machine. Maybe CUDA devices is not set properly.",
             "User provided device_type of 'cuda', and CUDA is available",
             "RuntimeError: Error: You set cuda=True but no cuda device found.",  # an error: program-found-no-device
         ],

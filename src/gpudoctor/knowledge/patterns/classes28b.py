@@ -60,7 +60,7 @@ BACKEND_STEPS = {
 
 def backend_fields(m: re.Match, context: list[str]) -> dict:
     out = groups(m, context)
-    program = ("sherpa" if out.get("sherpa") else "onnxruntime" if out.get("ort") or out.get("ort_list") else
+    program = ("sherpa" if out.get("sherpa") else "onnxruntime" if out.get("ort") or out.get("ort_list") or out.get("ort_asked") else
                "ollama" if out.get("ollama") else "llama.cpp" if out.get("llama") else "")
     out["detail"], out["step"] = BACKEND_STEPS[program]
     return out
@@ -120,10 +120,13 @@ PATTERNS = [
         # onnxruntime's providers as a program logs them, the CPU's alone (the list closed, or ended by a dot)
         r"|(?P<ort>(?:Applied|Available) providers:?\s*\[?\s*['\"]?CPUExecutionProvider['\"]?\s*,?\s*(?:\.|\]))"
         r"|^\s*(?P<ort_list>\[\s*['\"]CPUExecutionProvider['\"]\s*\])\s*$"
+        # onnxruntime's own warning: the session asked for a GPU provider this build does not have
+        r"|(?P<ort_asked>Specified provider '(?:CUDA|Tensorrt|ROCM|MIGraphX)ExecutionProvider' is not in available provider names)"
         # Ollama's runners (its server log at start): the CPU's variants alone
         r"|(?P<ollama>(?:runners=\"?|Dynamic LLM libraries \[)(?:\[\s*)?(?:cpu\w*\s*)+\])"
         r"|(?P<llama>not compiled with GPU offload support)",
-        ("SHERPA_ONNX_ENABLE_GPU", "providers", "CPUExecutionProvider", "runners=", "Dynamic LLM libraries", "GPU offload support"),
+        ("SHERPA_ONNX_ENABLE_GPU", "providers", "CPUExecutionProvider", "runners=", "Dynamic LLM libraries", "GPU offload support",
+         "is not in available provider names"),
         why="""Programs that run on several kinds of hardware say at start which backends they have: onnxruntime its
         execution providers, sherpa-onnx the providers of the onnxruntime it was built with, Ollama its runner libraries,
         llama.cpp whether it can offload layers. When the list holds the CPU alone, the build in use has no GPU backend: the
@@ -141,12 +144,16 @@ PATTERNS = [
              "kijai/ComfyUI-LivePortraitKJ#15 (CUDA selected, 100% CPU)"),
             ("warning: not compiled with GPU offload support, --n-gpu-layers option will be ignored",
              "ggerganov/llama.cpp issues (a build without -DGGML_CUDA=ON)"),
+            ("UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'",
+             "microsoft/onnxruntime issues (the CPU package onnxruntime where onnxruntime-gpu was meant)"),
         ],
         not_examples=[
             "Applied providers: ['CUDAExecutionProvider', 'CPUExecutionProvider'], with options: {'CUDAExecutionProvider': {'device_id': '0'}}",
             "Available providers: ['TensorrtExecutionProvider', 'CUDAExecutionProvider', 'CPUExecutionProvider']",
             'time=2024-12-12T02:31:35.193-08:00 level=INFO source=routes.go:1276 msg="Dynamic LLM libraries" runners="[cpu cpu_avx cpu_avx2 cuda_v11 cuda_v12]"',
             "providers=['CUDAExecutionProvider', 'CPUExecutionProvider']",
+            # bitsandbytes' notice on any machine without CUDA (an Intel XPU run, a CPU evaluation: heldout20w, heldout21w)
+            "UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers and GPU quantization are unavailable.",
         ],
         after=("onnxruntime-cuda-provider-failed",),
         fields=backend_fields,
