@@ -145,6 +145,27 @@ TRIGGERS = (
     "(device_ids[0])",
     "same device but",  # a device check that names both operands' devices, quoted without its exception (patterns/ddp.py)
     "paging file",
+    # the GPU stack not ready, in lines with no word above (knowledge/gpu_library.py, patterns/classes28b.py, classes17b.py,
+    # classes11b.py): a device plug-in's info line that the driver's library is not there, a DLL missing, a program's backends
+    # the CPU's alone, the Vulkan loader with no driver, a program's own words that it found no GPU or refused its architecture
+    "could not load nvml library",
+    "dll is missing",
+    "dll was missing",
+    "dll was not found",
+    "cpuexecutionprovider",
+    "sherpa_onnx_enable_gpu",
+    "runners=[cpu",
+    "dynamic llm libraries [cpu",
+    "gpu offload support",
+    "vkcreateinstance",
+    "vkenumerate",
+    "unsupported cuda architecture",
+    "no agent was found",
+    "but cuda is not available",
+    "but no cuda device",
+    "could not locate",
+    "unable to load any of {",
+    "not in available provider names",
     # lines that arrive without any of the words above (continuation lines, bare NCCL lines, noise)
     "no device found",
     "no gpu to monitor",

@@ -43,6 +43,7 @@ from gpudoctor.knowledge.patterns.classes22d import DETAIL_SAID as DETAIL_SAID_2
 from gpudoctor.knowledge.patterns.classes23c import DETAIL_SAID as DETAIL_SAID_23C, REFUSED_VALUE
 from gpudoctor.knowledge.patterns.classes23c import by_frame as frame_class23c
 from gpudoctor.knowledge.patterns.classes24a import DETAIL_SAID as DETAIL_SAID_24A
+from gpudoctor.knowledge.patterns.classes28b import DETAIL_SAID as DETAIL_SAID_28B
 from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
@@ -158,7 +159,9 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 # knowledge/patterns/classes22d.py: the one-GPU program, the launcher and the Python it points at
                 *DETAIL_SAID_22D,
                 # knowledge/patterns/classes24a.py: the link that did not hand the GPU over, and its step
-                *DETAIL_SAID_24A)
+                *DETAIL_SAID_24A,
+                # knowledge/patterns/classes28b.py: the GPU library, the backend list, the Vulkan call the line names, and their step
+                *DETAIL_SAID_28B)
 # An empty input that its reader's failure leaves: the exception the log shows (no pattern names it) is the cause, when there
 # is one (TF1's queue closed empty after its reader thread's "Can't parse serialized Example": dxv2k/pixel_link_py3's
 # log_train.txt, heldout19w)
@@ -1327,6 +1330,16 @@ class Diagnosis:
                   *(seen for seen in self.mention_lines if seen[0] < line and says_what_failed(seen[1]))]
         return lead_first(before)[:MENTIONS_KEPT]
 
+    def spoken_after(self, line: int) -> list[tuple[int, str]]:
+        """The lines after `line` that speak of an error no rule read, as `spoken_before` picks them: a pod's own output
+        pasted after its status (issue 35, heldout27's gpu-monitoring-tools-120)."""
+        after = [*(seen for seen in self.error_lines if seen[0] > line and not only_ended(seen[1])),
+                 *(seen for seen in self.mention_lines if seen[0] > line and says_what_failed(seen[1]))]
+        # and the failures after it that no rule read (its fatal-level line, its exception): the pod's own, before the rest
+        signs = [(s.line, (s.text or s.describe()).strip()[:200]) for s in self.signs.signs
+                 if s.line > line and s.kind not in POD_REPORTS and not s.claimed]
+        return [*signs[:MENTIONS_KEPT], *lead_first(after)][:MENTIONS_KEPT]
+
     def only_cause(self, seen: Seen) -> bool:
         """No other error-level cause is in the log than `seen`."""
         return not any(s is not seen and s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR for s in self.seen.values())
@@ -1515,7 +1528,7 @@ class Diagnosis:
             # a Ray trial's, an engine's memory flags, a rebuild of the program whose kernel raised
             fix, why, ev["setting"] = fit.fix, fit.why, fit.shown
             title = fit.title or title
-        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A and seen.first.fields.get("detail"):
+        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A + DETAIL_SAID_28B and seen.first.fields.get("detail"):
             # the sizes the message gives (knowledge/patterns/classes20a.py); what it names (knowledge/patterns/classes21d.py, classes22c.py, classes22d.py)
             title = f"{title}: {seen.first.fields['detail']}"
         if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):
@@ -1540,6 +1553,12 @@ class Diagnosis:
                 # shown, never "the failing rank's own output is not here"
                 ev["lines that speak of an error"] = [f"line {n}: {text}" for n, text in earlier]
                 fix = lead_step(earlier[0][0]) + ALSO_EVERY_RANK
+            elif sign is not None and sign.kind in POD_REPORTS and (own := self.spoken_after(sign.line) or self.spoken_before(sign.line)):
+                # a pod's failing status or event, with the pod's own output pasted after it (kubectl logs) or before it: the
+                # error line there is the pod's own words for why it fails (dcgm-exporter's level=fatal under its CrashLoopBackOff)
+                ev["lines that speak of an error"] = [f"line {n}: {text}" for n, text in own]
+                fix = (f"read line {own[0][0]} first (and the others listed): beside the pod's status, output that speaks of an "
+                       f"error, most often the failing pod's own words for why it fails; then {fix}")
             if sign is not None:
                 ev.update(sign_evidence(sign))
             ev.update(said)
@@ -1833,6 +1852,8 @@ def lead_step(line: int) -> str:
 
 # Signs that only say a process exited or failed (a launcher's, mpirun's, a shell's report), not what failed
 ONLY_EXITED = ("exit", "exitcode", "childfailed", "elastic", "elasticnofile", "mpirun", "dslaunch", "spawned", "srun_what", "stopped")
+# Signs that a pod of the job fails (kubectl's status column, a Warning event): its own output, pasted after them, says why
+POD_REPORTS = ("podstatus", "k8sevent")
 # after the lead, for a report whose process gpudoctor cannot name: the rest of its output
 ALSO_EVERY_RANK = ("if it is not the cause, each rank's whole output is: diagnose every rank's log (torchrun --tee 3 --log-dir DIR, "
                    "srun --output=%t.log) or the run folder")

@@ -4,7 +4,7 @@ matches a line claims it, so specific patterns come before generic ones)."""
 from gpudoctor.knowledge.pattern import Pattern
 from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, classes13b, classes14b, classes15b, classes16b, classes17b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
-from gpudoctor.knowledge.patterns import classes19a, classes20a, classes20b, classes21d, classes22c, classes22d, classes23b, classes23c, classes24a, classes27b, tensorrt
+from gpudoctor.knowledge.patterns import classes19a, classes20a, classes20b, classes21d, classes22c, classes22d, classes23b, classes23c, classes24a, classes27b, classes28b, tensorrt
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -42,6 +42,7 @@ ALL: tuple[Pattern, ...] = (
     *tensorrt.PATTERNS,  # seventeenth round (diagA17): a TensorRT tool's own FAILED status
     *cluster.PATTERNS,
     *classes24a.PATTERNS,  # twenty-fourth round (diagA24): the GPU a container runtime, its toolkit, CDI or the cluster's GPU plug-in did not hand over
+    *classes28b.PATTERNS,  # twenty-eighth round (diagB28): a program's backends the CPU's alone, the Vulkan loader with no driver
     *launcher.PATTERNS,
     *classes23b.PATTERNS,  # twenty-third round (diagB23): a program's own words that it received a stop signal (after torchrun's own)
     *classes8.PATTERNS_RELAYED,  # a relay names no line itself: first among the classes, so a relayed KeyError is the relay's

@@ -4,6 +4,7 @@ have, two NCCL libraries in one process. Each answer points at the environment, 
 the user's code (these exceptions are raised from library frames)."""
 
 from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge import gpu_library
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E = Severity.ERROR
@@ -205,24 +206,61 @@ PATTERNS = [
         "platform",
         CAUSE,
         E,
-        "a CUDA library the install needs cannot be loaded (libcudart/libcublas/libcudnn ... .so not found)",
-        r"(?:Error: |error while loading shared libraries: )(?:\S+: )?(?P<library>lib(?:cudart|cublas\w*|cudnn\w*|cufft|curand|cusparse\w*|cusolver\w*|nvrtc|nvToolsExt|c10_cuda|torch_cuda\w*)\.so[.\d]*): cannot open shared object file",
-        ("cannot open shared object file",),
-        why="""A compiled package (torch itself, or an extension: mmcv, apex, a custom op) was built against a CUDA
-        runtime this machine does not provide at that version: a wheel for another CUDA, a conda toolkit
-        missing from the environment, or LD_LIBRARY_PATH not pointing at it. Nothing in the training code runs
+        "a GPU library the program needs cannot be loaded",
+        # the library's file in every loader's words (knowledge/gpu_library.py reads which part of the stack it is): Linux's
+        # dlopen as an exception or the dynamic linker says it, Windows' (a DLL missing, torch's WinError 126, ctypes' module
+        # not found), Paddle's and cuDNN's own. Never onnxruntime's provider library (onnxruntime-cuda-provider-failed names
+        # the dependency), TensorFlow's dso_loader warning (tensorflow-gpu-libraries-not-loaded), torchvision's optional image
+        # extension, nor the driver's own libraries (driver-library-not-found)
+        r"^(?!.*(?:onnxruntime_providers|Could not load dynamic library|Failed to load image Python extension)).*?(?:"
+        r"(?:Error: |Error\(['\"]|error while loading shared libraries: )(?:[^\s:'\"]*/)?(?P<library>" + gpu_library.SO + r"): cannot open shared object file"
+        r"|(?<![\w.-])(?:[^\s'\"]*[\\/])?(?P<missing>" + gpu_library.DLL + r") (?:is|was) (?:missing|not found)"
+        r"|dynamic library \((?:[^()\s]*[/\\])?(?P<named>" + gpu_library.LIBRARY + r")\) that (?P<loader>\w+) depends on is not configured correctly"
+        r"|Could not load library (?P<cudnn>" + gpu_library.LIBRARY + r")\. Error"
+        r"|\[WinError 126\][^\"]{0,80}Error loading \"(?P<path>[^\"]*?(?P<win>" + gpu_library.DLL + r"))\" or one of its dependencies"
+        r"|Could not find module '(?P<module_path>[^']*?(?P<module>" + gpu_library.DLL + r"))'"
+        # CTranslate2's (faster-whisper's), cuDNN 8's on Windows, cuDNN 9's list of the names it tried, NVRTC's own
+        r"|Library (?P<ct2>" + gpu_library.LIBRARY + r") is not found or cannot be loaded"
+        r"|Could not locate (?P<locate>" + gpu_library.LIBRARY + r")\. Please make sure it is in your library path"
+        r"|Unable to load any of \{(?P<anyof>" + gpu_library.LIBRARY + r")"
+        r"|failed to open (?P<nvrtc>" + gpu_library.LIBRARY + r")\. Make sure that \S+ is installed correctly)",
+        ("cannot open shared object file", ".dll is missing", ".dll was missing", ".dll was not found", ".dll is not found", "dynamic library (",
+         "Could not load library", "WinError 126", "Could not find module", "is not found or cannot be loaded", "Could not locate ",
+         "Unable to load any of {", "failed to open lib"),
+        why="""A compiled package (torch itself, onnxruntime, Paddle, an extension: mmcv, apex, a custom op, llama.cpp's
+        bindings) was built against a GPU library this machine does not provide at that version, or provides where the
+        loader does not look: a wheel for another CUDA (CUDA's runtime, cuBLAS and NVRTC carry CUDA's major version in their
+        file names, cuDNN its own), a toolkit or cuDNN not installed, LD_LIBRARY_PATH (PATH on Windows) not pointing at it.
+        The file's name says which part of the stack is missing and at which version; nothing in the training code runs
         before this.""",
-        fix="pip show the package that failed and reinstall the build for this machine's CUDA (pip wheels of torch bundle their CUDA libraries); for a toolkit install: export LD_LIBRARY_PATH=/usr/local/cuda/lib64:$LD_LIBRARY_PATH",
+        fix="STEP",
         examples=[
             ("ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory", "CannyLab/tsne-cuda#126"),
             ("ImportError: libcudart.so.10.0: cannot open shared object file: No such file or directory", "leofansq/CPCL#4"),
+            ("PreconditionNotMetError: The third-party dynamic library (cudnn64_8.dll) that Paddle depends on is not configured correctly. (error code is 126)",
+             "PaddlePaddle/Paddle#39256 (Windows, paddle.utils.run_check(): cuDNN 8's DLL not on PATH)"),
+            ('OSError: [WinError 126] The specified module could not be found. Error loading "C:\\Users\\me\\miniconda3\\lib\\site-packages\\torch\\lib\\cudnn_cnn_infer64_8.dll" or one of its dependencies.',
+             "torch on Windows, a cuDNN DLL or one it needs not found (pytorch/pytorch issues)"),
+            ("RuntimeError: Library cublas64_12.dll is not found or cannot be loaded",
+             "SYSTRAN/faster-whisper issues (CTranslate2 4.x built for CUDA 12, run where CUDA 12's cuBLAS is not on PATH)"),
+            ("Could not locate cudnn_ops_infer64_8.dll. Please make sure it is in your library path!",
+             "SYSTRAN/faster-whisper issues (Windows: cuDNN 8's DLLs not on PATH; the process then exits)"),
+            ("Unable to load any of {libcudnn_cnn.so.9.1.0, libcudnn_cnn.so.9.1, libcudnn_cnn.so.9, libcudnn_cnn.so}",
+             "m-bain/whisperX issues (CTranslate2 built for cuDNN 9 beside a torch that brought cuDNN 8)"),
+            ("nvrtc: error: failed to open libnvrtc-builtins.so.12.1. Make sure that libnvrtc-builtins.so.12.1 is installed correctly.",
+             "pytorch/pytorch issues (torch's JIT fusers compiling at run time, NVRTC's builtins of another CUDA)"),
         ],
         not_examples=[
             "ImportError: libGL.so.1: cannot open shared object file: No such file or directory",
             # torchvision's warning that its image extension did not load: harmless for training
             "/site-packages/torchvision/io/image.py:13: UserWarning: Failed to load image Python extension: libtorch_cuda_cu.so: cannot open shared object file: No such file or directory",
+            # NCCL's optional network plug-in, probed at start (it goes on with its own implementation)
+            "node1:1697707:1697707 [0] NCCL INFO NET/Plugin : Plugin load (libnccl-net.so) returned 2 : libnccl-net.so: cannot open shared object file: No such file or directory",
+            # TensorFlow's warning (tensorflow-gpu-libraries-not-loaded reads its summary)
+            "2021-04-28 17:38:36.167870: W tensorflow/stream_executor/platform/default/dso_loader.cc:64] Could not load dynamic library 'libcudart.so.11.0'; dlerror: libcudart.so.11.0: cannot open shared object file: No such file or directory",
+            'OSError: [WinError 126] The specified module could not be found. Error loading "C:\\x\\torch\\lib\\shm.dll" or one of its dependencies.',
         ],
-        fields=groups,
+        fields=gpu_library.library_fields,
     ),
     pattern(
         "windows-paging-file-too-small",

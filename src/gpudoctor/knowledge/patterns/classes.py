@@ -8,7 +8,7 @@ threads; their counter-examples are the nearest lines that mean something else.
 """
 
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, pattern
+from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E = Severity.ERROR
 W = Severity.WARN
@@ -36,6 +36,24 @@ def opened_path(m, _context: list[str]) -> dict:
     if m.group("named") or m.group("data_files"):
         return {"path": m.group("named") or m.group("data_files"), "opened_by": "the program (its own message)"}
     return {"path": m.group("path")}
+
+
+# NVML's "Unknown Error" where a container or a pod had the GPU and lost it (issue 35, heldout27's aks-3680: the first job used
+# the A100, the later ones in the same pod got this): its step before the driver's
+NVML_UNKNOWN_STEP = ("inside a container or a pod that had the GPU (an earlier job used it): the container lost its access to the "
+                     "GPU's device files when the host's systemd reloaded its cgroups (systemctl daemon-reload, a package update; "
+                     "NVIDIA/nvidia-container-toolkit#48): restart the pod or container; to keep it from recurring, run the NVIDIA "
+                     "device plug-in with PASS_DEVICE_SPECS=true (or docker with --device /dev/nvidia0 --device /dev/nvidiactl "
+                     "--device /dev/nvidia-uvm beside --gpus), or set the runtime's cgroup driver to cgroupfs; on the host itself, "
+                     "nvidia-smi failing the same way is the driver's")
+
+
+def driver_unusable_fields(m, context: list[str]) -> dict:
+    """What the line names; for NVML's Unknown Error, the container's lost device access first (its step)."""
+    out = groups(m, context)
+    if out.get("nvml") == "Unknown Error":
+        out.update(step=NVML_UNKNOWN_STEP, read_as="gpu-driver-unusable")
+    return out
 
 
 PATTERNS = [
@@ -189,6 +207,7 @@ PATTERNS = [
             "[   24.020428] nvidia-nvlink: Nvlink Core is being initialized, major device number 239",
         ],
         after=("nvidia-xid",),  # a GPU fault the driver logged (an Xid) is why it cannot bring the GPU up
+        fields=driver_unusable_fields,
     ),
     pattern(
         "rank-outside-world",

@@ -28,6 +28,7 @@ import re
 from typing import Iterable
 
 from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge import gpu_library
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, groups, pattern
 
 E = Severity.ERROR
@@ -84,6 +85,21 @@ def trainer_log(fields: dict) -> str:
     rank = (fields.get("rank") or "N").split(",")[0].strip()
     return f"log/workerlog.{rank} (Paddle < 2.2), or log/<job>.<pod>.{rank}.log (Paddle >= 2.2)"
 
+
+def provider_fields(m, context: list[str]) -> dict:
+    """onnxruntime's provider failure: which provider, and the library it could not load in turn where the line names it
+    (then the title names it and the fix starts with what installs it: knowledge/gpu_library.py)."""
+    out = groups(m, context)
+    if out.get("library_dll"):
+        out["library"] = out.pop("library_dll")
+    name = out.pop("dependency", None) or out.pop("dependency_dll", None)
+    found = gpu_library.library(name) if name else None
+    if found is not None:
+        out.update(dependency=name, detail=found.detail(), step=found.step("onnxruntime"), read_as=ONNXRUNTIME_PROVIDER)
+    return out
+
+
+ONNXRUNTIME_PROVIDER = "onnxruntime-cuda-provider-failed"
 
 PATTERNS_EARLY = [
     pattern(
@@ -264,7 +280,7 @@ PATTERNS_EARLY = [
         fields=groups,
     ),
     pattern(
-        "onnxruntime-cuda-provider-failed",
+        ONNXRUNTIME_PROVIDER,
         "platform",
         CAUSE,
         W,
@@ -274,7 +290,11 @@ PATTERNS_EARLY = [
         # loaded on Windows (facefusion/facefusion#469, #294), the provider's own library not loaded (LoadLibrary's error 126
         # on Windows, dlopen's on Linux: a CUDA or cuDNN library it links missing)
         r"|CUDA_PATH is set but CUDA wasn'?t\s+able to be loaded"
-        r"|(?:LoadLibrary failed with error \d+|Failed to load library)\b.{0,300}?onnxruntime_providers_(?P<library>cuda|tensorrt)\b",
+        r"|(?:LoadLibrary failed with error \d+|Failed to load library)\b.{0,300}?onnxruntime_providers_(?P<library>cuda|tensorrt)\b"
+        # the library it could not load in turn, where the line names it (knowledge/gpu_library.py: which part of the stack,
+        # at which version): "... with error: libcublasLt.so.11: cannot open shared object file", Windows' "... is missing"
+        r"(?:\S*\s+with error:\s+(?:[^\s:'\"]*/)?(?P<dependency>" + gpu_library.LIBRARY + r"))?"
+        r"|Error loading (?:\S*[\\/])?onnxruntime_providers_(?P<library_dll>cuda|tensorrt)\S*:\s+(?P<dependency_dll>" + gpu_library.LIBRARY + r") is missing",
         ("ExecutionProvider", "CUDA_PATH is set", "onnxruntime_providers_cuda", "onnxruntime_providers_tensorrt"),
         why="""onnxruntime-gpu loads its CUDA provider (libonnxruntime_providers_cuda.so) at session creation; it needs the CUDA
         runtime, cuBLAS and cuDNN of the major versions that onnxruntime release was built for. When one of them is missing or
@@ -293,11 +313,15 @@ PATTERNS_EARLY = [
              "facefusion/facefusion#294 (heldout26: Windows, onnxruntime-gpu's CUDA libraries not found; it fell back to the CPU)"),
             ("2024-01-06 21:27:06.9504247 [E:onnxruntime:Default, provider_bridge_ort.cc:1480 onnxruntime::TryGetProviderInfo_CUDA] D:\\a\\_work\\1\\s\\onnxruntime\\core\\session\\provider_bridge_ort.cc:1193 onnxruntime::ProviderLibrary::Get [ONNXRuntimeError] : 1 : FAIL : LoadLibrary failed with error 126 \"\" when trying to load \"C:\\Users\\agusc\\AppData\\Local\\Programs\\Python\\Python310\\lib\\site-packages\\onnxruntime\\capi\\onnxruntime_providers_cuda.dll\"",
              "facefusion/facefusion#294 (the provider's DLL could not load a CUDA or cuDNN DLL it needs)"),
+            ("what():  /onnxruntime_src/onnxruntime/core/session/provider_bridge_ort.cc:1209 onnxruntime::Provider& onnxruntime::ProviderLibrary::Get() [ONNXRuntimeError] : 1 : FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.11: cannot open shared object file: No such file or directory",
+             "k2-fsa/sherpa-onnx#1465 (heldout27b: a CUDA 11 build of onnxruntime on a CUDA 12.4 machine)"),
+            ("Error loading onnxruntime_providers_cuda.dll: cublasLt64_13.dll is missing",
+             "danielgatis/rembg#841 (heldout27b: onnxruntime-gpu 1.28, built for CUDA 13, without its DLLs)"),
         ],
         not_examples=["providers=['CUDAExecutionProvider', 'CPUExecutionProvider']", "Available providers: ['CUDAExecutionProvider', 'CPUExecutionProvider']",
                       "Applied providers: ['CUDAExecutionProvider', 'CPUExecutionProvider'], with options: {'CUDAExecutionProvider': {'device_id': '0'}}",
                       "set CUDA_PATH=C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v12.4"],
-        fields=groups,
+        fields=provider_fields,
     ),
     pattern(
         "paddle-launch-trainer-failed",

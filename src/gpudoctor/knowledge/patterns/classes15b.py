@@ -46,6 +46,7 @@ from __future__ import annotations
 import re
 
 from gpudoctor.core.findings import Severity
+from gpudoctor.knowledge import gpu_library
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E, W = Severity.ERROR, Severity.WARN
@@ -132,7 +133,9 @@ def libraries_not_loaded(line: int, before: list[str]) -> dict:
     names = list(dict.fromkeys(m.group("library") for text in before if (m := NOT_LOADED.search(text))))
     if not names:
         return {"step": "the 'Could not load dynamic library' lines before it (not in this log) name the missing libraries"}
-    return {"libraries": ", ".join(names), "step": f"the libraries it could not load: {', '.join(names)}"}
+    # each with the part of the stack its name says it is, and at which version (knowledge/gpu_library.py)
+    told = [found.detail() if (found := gpu_library.library(name)) is not None else name for name in names]
+    return {"libraries": ", ".join(names), "step": f"the libraries it could not load: {', '.join(told)}"}
 
 
 PATTERNS = [

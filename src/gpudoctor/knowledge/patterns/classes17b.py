@@ -155,6 +155,19 @@ PATTERNS_EARLY = [
     ),
 ]
 
+# ROCm's runtime that found no GPU agent: what decides it on an AMD machine (its step, before the CUDA checks of the fix)
+ROCM_STEP = ("ROCm's runtime found no GPU agent: rocminfo (Windows: hipInfo.exe from the HIP SDK) lists the GPUs it sees; none: the "
+             "AMD driver or the ROCm/HIP SDK is not installed for this GPU, or the GPU is not one its ROCm release supports "
+             "(HSA_OVERRIDE_GFX_VERSION=<the nearest supported gfx target> on Linux; ZLUDA's and the HIP SDK's list of cards on Windows)")
+
+
+def no_gpu_fields(m, context: list[str]) -> dict:
+    out = groups(m, context)
+    if out.pop("rocm", None):
+        out.update(step=ROCM_STEP, read_as="program-found-no-gpu")
+    return out
+
+
 PATTERNS = [
     pattern(
         "program-found-no-gpu",
@@ -169,8 +182,16 @@ PATTERNS = [
         r"|^(?!.*\bif\b)(?:.*\W)?(?:torch\.)?cuda\.device_count\(\)['\"]?\s*(?:[:=]|->|returns?|is)?\s*0\b(?![.\d])"
         r"|\bNumber of GPUs: 0\s*$"
         # a program's own warning that it looked and found none (heldout16's wording, added after the part was measured)
-        r"|(?:^|[\s:\]])No GPUs? (?:found|detected)\b(?!.*\bto monitor)",
-        ("is_available()", "device_count()", "Number of GPUs: 0", "No GPU found", "No GPU detected", "No GPUs found", "No GPUs detected"),
+        # (as a sentence starts it, or in capitals: RVC's "NO GPU DETECTED: falling back to CPU"; never mid-sentence, Paddle's "but
+        # there is no GPU detected on your machine" in a thread that discusses the message, heldout27b paddle-30953)
+        r"|(?:^|[\s:\]])(?:No GPUs? (?:found|detected)|NO GPUS? (?:FOUND|DETECTED))\b(?!.*\bto monitor)"
+        # the GPU asked for and none there, in the program's words or torch's (issue 35, heldout27b's no-error-line rows):
+        # autocast's "User provided device_type of 'cuda', but CUDA is not available. Disabling", tortoise's "You set
+        # cuda=True but no cuda device found."; and ROCm's runtime that found no GPU agent (SD.Next: "ROCm: no agent was found")
+        r"|\b(?:device_type of '?cuda'?|cuda\s*=\s*True),? but (?:CUDA is not available|no (?:cuda|CUDA|GPU|gpu) devices? (?:was |were )?found)"
+        r"|\b(?P<rocm>ROCm): no agent was found",
+        ("is_available()", "device_count()", "Number of GPUs: 0", "No GPU found", "No GPU detected", "No GPUs found", "No GPUs detected",
+         "NO GPU FOUND", "NO GPU DETECTED", "NO GPUS FOUND", "NO GPUS DETECTED", "but CUDA is not available", "but no cuda device", "but no CUDA device", "ROCm: no agent was found"),
         why="""The program asked for the GPUs and got none: torch.cuda.is_available() is False (device_count() 0), or the
         program's own count of GPUs at start-up is 0. The usual reasons: torch built without CUDA (a CPU wheel: its
         torch.version.cuda is None); no NVIDIA driver, or one older than the CUDA this torch was built for; a container or
@@ -190,6 +211,10 @@ PATTERNS = [
             ("Number of GPUs: 0", "https://github.com/pytorch/serve/issues/403 (TorchServe counts GPUs with nvidia-smi: a ROCm machine's GPU is not counted)"),
             ("WARNING:root:No GPU found. Conversion on CPU is very slow.",
              "https://github.com/binary-husky/gpt_academic/issues/1717 (nougat in a docker-compose service that reserved no GPU)"),
+            ("C:\\Python310\\lib\\site-packages\\torch\\amp\\autocast_mode.py:202: UserWarning: User provided device_type of 'cuda', but CUDA is not available. Disabling",
+             "152334H/tortoise-tts-fast#9 (heldout27b: an RTX 3080, a torch that saw no CUDA: generation ran on the CPU)"),
+            ("NO GPU DETECTED: falling back to CPU - this may take a while", "RVC-Project/Retrieval-based-Voice-Conversion-WebUI#2067 (heldout27b)"),
+            ("13:25:40-858962 WARNING  ROCm: no agent was found", "vladmandic/sdnext#4101 (heldout27b: ZLUDA on an AMD Windows host, no GPU agent)"),
         ],
         not_examples=[
             "torch.cuda.is_available(): True",
@@ -200,6 +225,11 @@ PATTERNS = [
             "torch.cuda.device_count(): 0.5",
             "No GPU to monitor.",  # nvtop's: gpu-monitor-no-gpu
             "RuntimeError: No CUDA GPUs are available",  # torch's error: cuda-no-gpus-visible
+            "GPU detected: NVIDIA GeForce RTX 3080",
+            "> WARNING:root:You are using GPU version PaddlePaddle, but there is no GPU detected on your machine. Maybe CUDA devices is not set properly.",
+            "User provided device_type of 'cuda', and CUDA is available",
+            "RuntimeError: Error: You set cuda=True but no cuda device found.",  # an error: program-found-no-device
         ],
+        fields=no_gpu_fields,
     ),
 ]

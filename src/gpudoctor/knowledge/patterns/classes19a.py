@@ -228,6 +228,10 @@ NO_DEVICE = (
     r"[Cc]ould not (?:find/initiali[sz]e|find|initiali[sz]e|detect)|[Cc]annot find|[Uu]nable to (?:find|detect)|[Ff]ailed to (?:find|detect))"
     r"\s+(?:a |any )?(?:specified |requested |usable |suitable |compatible |available )?(?:[\w/-]+ ){0,2}?(?:devices?|GPUs?|accelerators?)\b"
     r"(?! ids?\b| memory\b)[^;]*)"
+    # at error level, the device an option asked for and none found (tortoise's "RuntimeError: Error: You set cuda=True but no
+    # cuda device found."; heldout27b tortoise-fast-145): a warning of the same is program-found-no-gpu's
+    r"|(?:^|[\s\]:>(])(?:ERROR|Error|error|FATAL|Fatal|fatal)\b[\]:)]?\s*(?:[\w.\-]+:\s*)?(?P<asked>[^;\n]{0,60}?\b(?:cuda|gpu)\s*=\s*True,? "
+    r"but no (?:cuda |CUDA |gpu |GPU )?devices? (?:was |were )?found)"
 )
 FELL_BACK = r"^(?!.*(?i:\bfall(?:ing|s)? back\b|\busing (?:the )?CPU\b|\bon (?:the )?CPU\b|\bwill (?:be )?us(?:e|ing) (?:the )?CPU\b|\binstead\b|\bwarn(?:ing)?\b|\bINFO\b))"
 
@@ -333,7 +337,8 @@ PATTERNS = [
         "the program found no device of the kind it runs on (or not the one it was told to use), and stopped",
         FELL_BACK + r".*?(?:" + NO_DEVICE + r")",
         ("No device", "No devices", "no device", "no devices", "No GPU", "no GPU", "Found no", "found no", "ould not find",
-         "ould not initiali", "ould not detect", "annot find", "nable to find", "nable to detect", "ailed to find", "ailed to detect"),
+         "ould not initiali", "ould not detect", "annot find", "nable to find", "nable to detect", "ailed to find", "ailed to detect",
+         "but no cuda device", "but no CUDA device", "but no gpu device", "but no GPU device"),
         why="""The program looked for the devices it runs on (CUDA, OpenCL, its accelerator package's) and found none it
         could use, or not the one its options named, and stopped there. The line does not say why; the usual reasons: the
         driver or the runtime of that kind is not installed or not visible to the process (a container or a notebook
@@ -350,6 +355,8 @@ PATTERNS = [
              "https://github.com/Giodestone/blender-colab/issues/20 (Blender 3.6 in Colab; heldout18)"),
             ("ERROR: Could not find/initialize a specified accelerator device (src/GPU/gpu_extra.h:57)",
              "https://github.com/lammps/lammps/issues/4131 ('package gpu 4' on a machine with fewer GPUs; heldout18)"),
+            ("RuntimeError: Error: You set cuda=True but no cuda device found.",
+             "https://github.com/152334H/tortoise-tts-fast/issues/145 (an RTX 3060 on Windows; --device 0 made it run; heldout27b)"),
         ],
         not_examples=[
             "ps-SYS-420GP-TNR:1697708:1698247 [1] NCCL INFO NET/IB : No device found.",  # no InfiniBand: NCCL uses sockets

@@ -11,6 +11,21 @@ from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E = Severity.ERROR
 
+# What decides it for a program that loads the driver's library itself (not a component of the node's GPU stack)
+PROGRAM_STEP = ("nvidia-smi where the program runs (the notebook, the container, the pod) decides it: not found or no GPU = no driver "
+                "there: a notebook's GPU runtime (Colab: Runtime > Change runtime type > a GPU), docker run --gpus all, a pod with an "
+                "nvidia.com/gpu limit and the NVIDIA runtime; a GPU listed = the library is off the loader's path (WSL: "
+                "/usr/lib/wsl/lib on LD_LIBRARY_PATH)")
+
+
+def driver_library_fields(m, context: list[str]) -> dict:
+    """The driver's library, and whose load failed: a program's own (its step first) or a GPU component's."""
+    out = groups(m, context)
+    if out.get("program"):
+        out.update(library=out.pop("program"), step=PROGRAM_STEP, read_as="driver-library-not-found")
+    return out
+
+
 PATTERNS = [
     pattern(
         "pod-unschedulable",
@@ -48,20 +63,29 @@ PATTERNS = [
         "platform",
         CAUSE,
         E,
-        "a GPU component cannot find the NVIDIA driver's user-space libraries (libnvidia-ml.so.1)",
-        r"(?:error locating|could not load NVML library:?|load library failed:) \"?(?P<library>lib(?:nvidia-ml|cuda)\.so\.1)\"?",
-        ("error locating", "could not load NVML library", "load library failed"),
+        "the NVIDIA driver's user-space library (libcuda.so.1, libnvidia-ml.so.1) cannot be found: no driver where it runs, or not where it looks",
+        r"(?:error locating|could not load NVML library:?|load library failed:) \"?(?P<library>lib(?:nvidia-ml|cuda)\.so\.1)\"?"
+        # a program's own load of it (an exception's message, the dynamic linker's): a process where no driver is (a notebook
+        # session or a container without a GPU), not a GPU component of the node
+        r"|(?:Error: |Error\(['\"]|error while loading shared libraries: )(?:[^\s:'\"]*/)?(?P<program>lib(?:nvidia-ml|cuda)\.so\.1): cannot open shared object file",
+        ("error locating", "could not load NVML library", "load library failed", "libcuda.so.1: cannot open", "libnvidia-ml.so.1: cannot open"),
         why="""The driver's user-space libraries (libnvidia-ml.so.1 for NVML, libcuda.so.1) come with the NVIDIA driver on the
         node. A component that runs in a container (the container runtime's hook, a Kubernetes device plugin or DRA plugin, GPU
         feature discovery) looks for them under a driver root: / for a driver installed on the host, /run/nvidia/driver for the
         GPU operator's driver container. It found none: no driver on this node (or it is still being installed), a driver root
         that points at the other place, WSL2 (which keeps them in /usr/lib/wsl/lib), or only the versioned file
-        (libnvidia-ml.so.<version>) without the libnvidia-ml.so.1 link that ldconfig creates.""",
+        (libnvidia-ml.so.<version>) without the libnvidia-ml.so.1 link that ldconfig creates. A program that loads it itself
+        (llama.cpp's CUDA bindings, vLLM's kernels, pynvml) fails the same way where no driver is: a notebook session without a
+        GPU runtime, a container or pod started without the GPU.""",
         fix="""on the node: ldconfig -p | grep -E 'libnvidia-ml|libcuda'; ls -l /usr/lib/x86_64-linux-gnu/libnvidia-ml.so*   # run ldconfig
         if only the versioned file is there; set the component's driver root to where the driver is (the GPU operator's
         driver.enabled / hostPaths.driverInstallDir, a plugin's nvidiaDriverRoot); or install the driver, then restart the
         component's pod""".replace("\n        ", " "),
         examples=[
+            ("OSError: libcuda.so.1: cannot open shared object file: No such file or directory",
+             "oobabooga/textgen#6632 (heldout27b: llama_cpp_cuda on a Colab session without a GPU runtime)"),
+            ("kserve-container WARNING 09-02 06:44:03 [_custom_ops.py:20] Failed to import from vllm._C with ImportError('libcuda.so.1: cannot open shared object file: No such file or directory')",
+             "kserve/kserve#4657 (heldout27: vLLM in a pod without the GPU: 'No platform detected', then its traceback)"),
             ('Error: failed to create device library: failed to locate driver libraries: error locating "libnvidia-ml.so.1"', "NVIDIA/k8s-dra-driver-gpu#65 (kubernetes-sigs/dra-driver-nvidia-gpu#65)"),
             (
                 "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown",
@@ -72,7 +96,7 @@ PATTERNS = [
             "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",  # a CUDA runtime library: its own verdict
             "I0525 19:15:11.423875       1 factory.go:48] Detected NVML platform: found NVML library",
         ],
-        fields=groups,
+        fields=driver_library_fields,
     ),
     pattern(
         "gpu-reset-refused",
