@@ -96,3 +96,32 @@ class TestMasterPortSetdefaultUnderSpawn:
 
     def test_control_launched(self):
         assert found(SETDEFAULT.replace("START", "worker(int(os.environ['RANK']), 2)"), self.rule) == []
+
+
+# y-akbal/One-for-All ddp_trainer.py (lint heldout26d u010): a trainer module that other scripts build
+TRAINER_MODULE = """
+    class Trainer(BASE):
+        def __init__(self, model):
+            self.model = model
+
+        def train(self, epochs):
+            for epoch in range(epochs):
+                self._save_checkpoint(epoch)
+
+        def _save_checkpoint(self):
+            print(self.model)
+"""
+
+
+class TestUnexpectedArgumentOnAPlainClass:
+    """unexpected-argument: a method called with more than it takes, in a plain class nobody here builds; not in a base."""
+
+    verdict = "unexpected-argument"
+    rule = "unexpected-argument"
+
+    def test_sibling_a_plain_class(self):
+        assert found(TRAINER_MODULE.replace("(BASE)", ""), self.rule) == [(7, "error")]
+
+    def test_control_a_base_class(self):
+        # a base of another module's trainers (diffusers' test bases): a subclass may take the argument
+        assert found(TRAINER_MODULE.replace("BASE", "BaseTrainer"), self.rule) == []
