@@ -125,3 +125,32 @@ class TestUnexpectedArgumentOnAPlainClass:
     def test_control_a_base_class(self):
         # a base of another module's trainers (diffusers' test bases): a subclass may take the argument
         assert found(TRAINER_MODULE.replace("BASE", "BaseTrainer"), self.rule) == []
+
+
+# a trainer given its data-parallel group (lint heldout26d u009): main_worker builds it of the rank alone
+GROUP_OF = """
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def main_worker(rank, world_size, model, loader, optimizer):
+        dist.init_process_group("nccl", rank=rank, world_size=world_size)
+        group = dist.new_group(ranks=RANKS, backend="nccl")
+        model = DDP(model.to(rank), device_ids=[rank], process_group=group)
+        for x in loader:
+            model(x).sum().backward()
+            optimizer.step()
+"""
+
+
+class TestNoGradientSyncGroupOfOne:
+    """no-gradient-sync: DDP over a group of one rank syncs nothing; over a listed group of several it does."""
+
+    verdict = "no-gradient-sync"
+    rule = "no-gradient-sync"
+
+    def test_sibling_a_group_of_the_rank_alone(self):
+        assert found(GROUP_OF.replace("RANKS", "[rank]"), self.rule) == [(8, "error")]
+
+    def test_control_a_group_of_every_rank(self):
+        assert found(GROUP_OF.replace("RANKS", "list(range(world_size))"), self.rule) == []
