@@ -154,3 +154,32 @@ class TestNoGradientSyncGroupOfOne:
 
     def test_control_a_group_of_every_rank(self):
         assert found(GROUP_OF.replace("RANKS", "list(range(world_size))"), self.rule) == []
+
+
+# a CLIP-FiLM trainer's warm-up epochs (lint heldout26 u010): the loss from a submodule reached through .module
+WARM_UP = """
+    import torch
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    def main_worker(rank, model, loader, opt):
+        model_ddp = DDP(model.to(rank), device_ids=[rank])
+        for img, ids in loader:
+            txt = FORWARD
+            loss = txt.pow(2).mean()
+            loss.backward()
+            opt.step()
+"""
+
+
+class TestDdpForwardBypassedThroughASubmodule:
+    """ddp-forward-bypassed: a submodule's forward through `.module` feeds the loss; a read of its config does not."""
+
+    verdict = "ddp-forward-bypassed"
+    rule = "ddp-forward-bypassed"
+
+    def test_sibling_the_submodule_forward(self):
+        code = WARM_UP.replace("FORWARD", "model_ddp.module.film.clip.encode_text(ids)")
+        assert found(code, self.rule) == [(7, "error")]
+
+    def test_control_the_wrapper_forward(self):
+        assert found(WARM_UP.replace("FORWARD", "model_ddp(img, ids)"), self.rule) == []

@@ -79,6 +79,9 @@ class DdpForwardBypassed(Rule):
     that module, in which it runs the forward whose loss is backpropagated (`model = DDP(Model, ...)`
     never read, then `train(Model=Model, ...)`: lint heldout18 u036).
 
+    A submodule's forward reached through `.module` is one too (`txt = model_ddp.module.film.clip.encode_text(ids)`,
+    its loss backpropagated in the warm-up epochs: lint heldout26 u010), up to three attributes down.
+
     A method of the user's model whose name starts with `_` is a forward like any other
     (`loss = model.module._loss(input)`, lint heldout21 u048; not nn.Module's own `_apply`,
     `_modules`, ...), and where DataParallel wraps the name on another path (`elif args.n_gpu > 1:`),
@@ -343,8 +346,8 @@ class DdpForwardBypassed(Rule):
     @staticmethod
     def _forward(file: FileModel, node: ast.expr, shown: str) -> tuple[ast.Call | None, str]:
         """The call that runs a forward of `node` (`W.module`, or a name bound to it, written
-        `shown`): `W.module(x)`, `W.module.method(x)` (not one of nn.Module's own), or a helper
-        handed `W.module`."""
+        `shown`): `W.module(x)`, `W.module.method(x)` (not one of nn.Module's own), a submodule's
+        (`W.module.film.clip.encode_text(x)`, up to three attributes down), or a helper handed `W.module`."""
         parent = file.parent.get(node)
         if type(parent) is ast.Call and parent.func is node:
             return parent, f"{shown}(...)"
@@ -354,8 +357,13 @@ class DdpForwardBypassed(Rule):
                 return call, f"{shown}.train(...)"  # the model's own loop, not nn.Module.train
         if type(parent) is ast.Attribute and parent.attr not in MODULE_METHODS and not _module_private(parent.attr):
             call = file.parent.get(parent)
+            # a submodule's forward through the chain (`W.module.film.clip.encode_text(ids)`, lint heldout26 u010)
+            for _ in range(3):
+                if type(call) is not ast.Attribute or call.attr in MODULE_METHODS or _module_private(call.attr):
+                    break
+                parent, call = call, file.parent.get(call)
             if type(call) is ast.Call and call.func is parent:
-                return call, f"{shown}.{parent.attr}(...)"
+                return call, f"{shown}.{ast.unparse(parent)[len(ast.unparse(node)) + 1:]}(...)"
             return None, ""
         if type(parent) is ast.Call and (node in parent.args or any(k.value is node for k in parent.keywords)):
             name = parent.func.attr if type(parent.func) is ast.Attribute else getattr(parent.func, "id", "")
