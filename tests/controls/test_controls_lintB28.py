@@ -183,3 +183,34 @@ class TestDdpForwardBypassedThroughASubmodule:
 
     def test_control_the_wrapper_forward(self):
         assert found(WARM_UP.replace("FORWARD", "model_ddp(img, ids)"), self.rule) == []
+
+
+# mehdinejjar86/GSMamba test_ddp.py (lint heldout26d u047): the DDP output's backward tried on rank 0 alone
+BACKWARD_ON_ONE = """
+    import os
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    rank = int(os.environ['RANK'])
+    dist.init_process_group('nccl')
+    model = DDP(build_model().cuda(), device_ids=[int(os.environ['LOCAL_RANK'])])
+    output = model(torch.randn(2, 3).cuda())
+    if rank == 0:
+        BACKWARD
+    dist.destroy_process_group()
+"""
+
+
+class TestCollectiveDdpBackwardOnOneRank:
+    """collective-under-rank-condition: DDP's backward on one rank hangs; the bare module's, for a check, does not."""
+
+    verdict = "collective-under-rank-condition"
+    rule = "collective-under-rank-condition"
+
+    def test_sibling_the_wrapper_output(self):
+        assert found(BACKWARD_ON_ONE.replace("BACKWARD", "output.sum().backward()"), self.rule) == [(11, "error")]
+
+    def test_control_the_bare_module(self):
+        code = BACKWARD_ON_ONE.replace("BACKWARD", "model.module(torch.randn(2, 3).cuda()).sum().backward()")
+        assert found(code, self.rule) == []
