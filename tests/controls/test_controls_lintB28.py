@@ -214,3 +214,34 @@ class TestCollectiveDdpBackwardOnOneRank:
     def test_control_the_bare_module(self):
         code = BACKWARD_ON_ONE.replace("BACKWARD", "model.module(torch.randn(2, 3).cuda()).sum().backward()")
         assert found(code, self.rule) == []
+
+
+# a LoRA fine-tuning script under torchrun (lint heldout26b u019): the Trainer's evaluation on rank 0 alone
+TRAINER_EVALUATION = """
+    import os
+    import torch.distributed as dist
+    from transformers import Trainer
+
+    def main():
+        rank = int(os.environ.get("RANK", 0))
+        dist.init_process_group("nccl")
+        trainer = Trainer(model=model, args=training_args, eval_dataset=eval_dataset)
+        trainer.train()
+        EVALUATE
+"""
+
+
+class TestCollectiveTrainerEvaluateOnOneRank:
+    """collective-under-rank-condition: transformers' Trainer.evaluate gathers from every process; on every rank it is fine."""
+
+    verdict = "collective-under-rank-condition"
+    rule = "collective-under-rank-condition"
+
+    def test_sibling_evaluate_on_rank_zero(self):
+        code = TRAINER_EVALUATION.replace("EVALUATE", "if rank == 0:\n            print(trainer.evaluate())")
+        assert found(code, self.rule) == [(11, "error")]
+
+    def test_control_evaluate_on_every_rank(self):
+        code = TRAINER_EVALUATION.replace("EVALUATE", "metrics = trainer.evaluate()\n        if rank == 0:\n"
+                                          "            print(metrics)")
+        assert found(code, self.rule) == []

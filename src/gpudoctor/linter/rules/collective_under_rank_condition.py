@@ -33,11 +33,14 @@ CALLED_BY_STEM = tuple((stem, tuple(n for n in CALLED if stem in n)) for stem in
 # An argument that names a process group: `group`, `process_group`, `tp_pg`, `dp_group`.
 GROUP_NAME = re.compile(r"group|(?:^|_)pg$", re.IGNORECASE)
 # What a file must hold to make one of the libraries' collective methods (ranks.LIBRARY_METHOD_COLLECTIVES).
-LIBRARY_NEEDLES = ("save_checkpoint(", "full_optim_state_dict(", "clip_grad_norm_(", "distributed.checkpoint", "save_model(")
+LIBRARY_NEEDLES = ("save_checkpoint(", "full_optim_state_dict(", "clip_grad_norm_(", "distributed.checkpoint", "save_model(",
+                   "evaluate(", "predict(")
 # What each library's docs say of its collective methods (ranks.LIBRARY_METHOD_COLLECTIVES), for the message.
 LIBRARY_WHY = {
     "save_checkpoint": "DeepSpeed: every process must call it, each saves its own states and waits for the others",
     "save_model": "transformers' Trainer under FSDP or ZeRO-3: it gathers the full state dict from every rank",
+    "evaluate": "transformers' Trainer: its evaluation loop gathers the losses and predictions of every process",
+    "predict": "transformers' Trainer: its prediction loop gathers the predictions of every process",
     "full_optim_state_dict": "FSDP: called on all ranks, it gathers the optimizer state",
     "clip_grad_norm_": "FSDP: called on all ranks, it reduces the gradient norms",
     "save": "torch.distributed.checkpoint: it coordinates the writes of every rank",
@@ -100,7 +103,9 @@ class CollectiveUnderRankCondition(Rule):
     `FullyShardedDataParallel.full_optim_state_dict` and an FSDP model's `clip_grad_norm_`,
     torch.distributed.checkpoint's `save` / `load`, and the `save_model` of a transformers (or trl)
     Trainer in a file that shards it (`fsdp="full_shard auto_wrap"`, DeepSpeed stage 3): it gathers
-    the full state dict from every rank (lint heldout21 u094, heldout22 u008: saved on local rank 0). An early exit in the `else:` of a rank test (`if
+    the full state dict from every rank (lint heldout21 u094, heldout22 u008: saved on local rank 0);
+    and that Trainer's `evaluate()` / `predict()` on any run of several processes: their loops gather
+    every process's losses and predictions (lint heldout26b u019: `trainer.evaluate()` under `if rank == 0:`). An early exit in the `else:` of a rank test (`if
     is_main_process(): ... else: continue`) sends the other ranks away as one in its body does. Two
     tests that share a rank part (`step % n == 0 and local_rank == 0`, then `local_rank == 0` for the
     final save) pass the same ranks: not the "rank 0 first" turn-taking, each is said.
