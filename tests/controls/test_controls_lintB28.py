@@ -245,3 +245,41 @@ class TestCollectiveTrainerEvaluateOnOneRank:
         code = TRAINER_EVALUATION.replace("EVALUATE", "metrics = trainer.evaluate()\n        if rank == 0:\n"
                                           "            print(metrics)")
         assert found(code, self.rule) == []
+
+
+# vlln/AlphaConnectZero test_ddp.py (lint heldout26d u057): a constant switch picks the test model, trained bare
+SWITCHED = """
+    import torch.nn as nn
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    USE_TEST_MODEL = FLAG
+
+    def worker(rank, loader, opt):
+        if USE_TEST_MODEL:
+            model = nn.Linear(10, 10).to(rank)
+            ddp_model = DDP(model, device_ids=[rank])
+        else:
+            model = nn.Linear(10, 20).to(rank)
+            ddp_model = DDP(model, device_ids=[rank])
+        for x in loader:
+            if USE_TEST_MODEL:
+                loss = model(x).sum()
+                loss.backward()
+            else:
+                loss = ddp_model(x).sum()
+                loss.backward()
+            opt.step()
+"""
+
+
+class TestDdpForwardBypassedUnderAConstantSwitch:
+    """ddp-forward-bypassed: the arm the file's constant takes trains the bare module; with the switch off, DDP runs."""
+
+    verdict = "ddp-forward-bypassed"
+    rule = "ddp-forward-bypassed"
+
+    def test_sibling_the_switch_on(self):
+        assert found(SWITCHED.replace("FLAG", "True"), self.rule) == [(15, "error")]
+
+    def test_control_the_switch_off(self):
+        assert found(SWITCHED.replace("FLAG", "False"), self.rule) == []
