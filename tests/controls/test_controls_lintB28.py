@@ -63,6 +63,12 @@ class TestMasterPortInTcpRendezvous:
         code = "import torch.distributed as dist\ndist.init_process_group('nccl', init_method='tcp://127.0.0.1:2345')\n"
         assert found(code, self.rule) == []
 
+    def test_control_a_slurm_launch(self):
+        # facebookresearch/barlowtwins main.py (mature-repository control): the nodes of a SLURM job must agree
+        code = TCP_PROGRAM.replace("init_method=ADDRESS", "init_method=url").replace(
+            "def main():", "def main():\n        if 'SLURM_JOB_ID' in os.environ:\n            url = f'tcp://{host}:58472'")
+        assert found("import os\n" + code, self.rule) == []
+
     def test_control_an_mpi_group(self):
         # dev5 n082: mpirun decides the ranks, the init_method is not read
         code = TCP_PROGRAM.replace('backend="nccl", init_method=ADDRESS', 'backend="mpi", init_method="tcp://h:8921"')

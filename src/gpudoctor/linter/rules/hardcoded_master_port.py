@@ -338,7 +338,9 @@ def _tcp_rendezvous(file: FileModel) -> Iterator[Hit]:
     is a name's literal (`RPC_PORT = 29501`), at that literal. Not said: an argparse default (`--dist-url`: a command line decides), a port read from the
     environment or picked at run time, an MPI group's (mpirun decides), a template host (`IP_OF_NODE0`, pytorch/examples' `224.66.41.62`), a
     literal IP address other than the loopback in a program that spawns its processes (hardcoded-init-method-address
-    says that one), a write in a set-up function the program never runs."""
+    says that one), a write in a set-up function the program never runs, and, as for MASTER_PORT, an address
+    other than the loopback in the branch of a SLURM / MPI launch (its nodes must agree on one port: the
+    mature-repository control's barlowtwins main.py, `f'tcp://{host_name}:58472'` under `SLURM_JOB_ID`)."""
     if not any(type(stmt) is ast.If and any(constant(sub) == "__main__" for sub in ast.walk(stmt.test))
                for stmt in file.tree.body):
         return  # a snippet (a forum post's call, a helper module): its address illustrates, no program runs on it
@@ -371,6 +373,10 @@ def _tcp_rendezvous(file: FileModel) -> Iterator[Hit]:
             continue  # hardcoded-init-method-address: the address is the mistake there
         if _never_run(file, site):
             continue
+        tests = list(file.conditions(site))
+        if host not in LOOPBACK and (any(word in ast.unparse(t) for t in tests for word in MULTI_NODE)
+                                     or (not tests and HardcodedMasterPort._multi_node_scope(file, site))):
+            continue  # a SLURM / MPI launch's address: its nodes must agree on one port (as for MASTER_PORT)
         # the port written as a name's literal (`RPC_PORT = 29501`, then `.format(RPC_PORT)`): said where the fix goes
         literal = next((o for sub in ast.walk(site) if type(sub) is ast.Name for o in file.origins(sub)
                         if type(o) is ast.Constant and str(o.value) == match.group("port")), None)
