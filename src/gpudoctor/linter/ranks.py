@@ -56,7 +56,11 @@ DCP_COLLECTIVES = frozenset({"save", "load", "save_state_dict", "load_state_dict
 # transformers' Trainer (and trl's, built on it) under FSDP or ZeRO-3: `save_model` gathers the full state
 # dict from every rank (accelerate's get_state_dict), so every process must call it.
 TRAINER_COLLECTIVES = frozenset({"save_model"})
-LIBRARY_METHOD_COLLECTIVES = DEEPSPEED_COLLECTIVES | FSDP_COLLECTIVES | DCP_COLLECTIVES | TRAINER_COLLECTIVES
+# The Trainer's evaluation loops gather every process's losses and predictions (accelerate's gather_for_metrics)
+# on any run of several processes, sharded or not.
+TRAINER_GATHERS = frozenset({"evaluate", "predict"})
+LIBRARY_METHOD_COLLECTIVES = (DEEPSPEED_COLLECTIVES | FSDP_COLLECTIVES | DCP_COLLECTIVES | TRAINER_COLLECTIVES
+                              | TRAINER_GATHERS)
 # The file configures the Trainer to shard: `fsdp="full_shard auto_wrap"` (a TrainingArguments keyword, a
 # dict key, a dataclass field's default) or DeepSpeed stage 3.
 TRAINER_SHARDED = re.compile(
@@ -504,15 +508,18 @@ def _library_method(file: FileModel, call: ast.Call, func: ast.expr, name: str, 
         return "FSDP.full_optim_state_dict" if qn.startswith("torch.distributed.fsdp.") else ""
     if name == "clip_grad_norm_":
         return f"{ast.unparse(func)[:40]}" if fsdp_model(file, func.value) else ""
-    if name in TRAINER_COLLECTIVES:
+    if name in TRAINER_COLLECTIVES or name in TRAINER_GATHERS:
         # a Trainer every value of which is built from transformers' or trl's `...Trainer` class, in a file that
         # shards it (lint heldout21 u094, heldout22 u008: `trainer.save_model(...)` on local rank 0 under
-        # fsdp="full_shard auto_wrap"); under plain DDP, save_model saves on the main process by itself
+        # fsdp="full_shard auto_wrap"); under plain DDP, save_model saves on the main process by itself.
+        # Its evaluate() / predict() gather from every process on any multi-process run (lint heldout26b u019:
+        # `trainer.evaluate()` under `if rank == 0:` in a torchrun script)
         built = file.origins(func.value) if type(func.value) in (ast.Name, ast.Attribute) else []
         trainer = bool(built) and all(
             type(o) is ast.Call and terminal_name(o.func).endswith("Trainer")
             and (file.qualname(o.func) or "").split(".", 1)[0] in ("transformers", "trl") for o in built)
-        return f"{ast.unparse(func)[:40]}" if trainer and TRAINER_SHARDED.search(file.text) else ""
+        return f"{ast.unparse(func)[:40]}" if trainer and (name in TRAINER_GATHERS or TRAINER_SHARDED.search(file.text)) \
+            else ""
     origins = file.origins(func.value) if type(func.value) in (ast.Name, ast.Attribute) else []
     if origins and all(type(o) is ast.Call and file.qualname(o.func) == "deepspeed.initialize" for o in origins):
         return f"{ast.unparse(func)[:40]}"  # a DeepSpeed engine's save_checkpoint

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.arms import fixed_truth
-from gpudoctor.linter.idioms import source
+from gpudoctor.linter.idioms import source, wrapper_kind
 from gpudoctor.linter.model import FileModel, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
 from gpudoctor.linter.ranks import (ALL_COLLECTIVES, FSDP_GATHERS, Branch, collective_name, collective_reach, makes_collective,
@@ -33,11 +33,14 @@ CALLED_BY_STEM = tuple((stem, tuple(n for n in CALLED if stem in n)) for stem in
 # An argument that names a process group: `group`, `process_group`, `tp_pg`, `dp_group`.
 GROUP_NAME = re.compile(r"group|(?:^|_)pg$", re.IGNORECASE)
 # What a file must hold to make one of the libraries' collective methods (ranks.LIBRARY_METHOD_COLLECTIVES).
-LIBRARY_NEEDLES = ("save_checkpoint(", "full_optim_state_dict(", "clip_grad_norm_(", "distributed.checkpoint", "save_model(")
+LIBRARY_NEEDLES = ("save_checkpoint(", "full_optim_state_dict(", "clip_grad_norm_(", "distributed.checkpoint", "save_model(",
+                   "evaluate(", "predict(")
 # What each library's docs say of its collective methods (ranks.LIBRARY_METHOD_COLLECTIVES), for the message.
 LIBRARY_WHY = {
     "save_checkpoint": "DeepSpeed: every process must call it, each saves its own states and waits for the others",
     "save_model": "transformers' Trainer under FSDP or ZeRO-3: it gathers the full state dict from every rank",
+    "evaluate": "transformers' Trainer: its evaluation loop gathers the losses and predictions of every process",
+    "predict": "transformers' Trainer: its prediction loop gathers the predictions of every process",
     "full_optim_state_dict": "FSDP: called on all ranks, it gathers the optimizer state",
     "clip_grad_norm_": "FSDP: called on all ranks, it reduces the gradient norms",
     "save": "torch.distributed.checkpoint: it coordinates the writes of every rank",
@@ -100,7 +103,9 @@ class CollectiveUnderRankCondition(Rule):
     `FullyShardedDataParallel.full_optim_state_dict` and an FSDP model's `clip_grad_norm_`,
     torch.distributed.checkpoint's `save` / `load`, and the `save_model` of a transformers (or trl)
     Trainer in a file that shards it (`fsdp="full_shard auto_wrap"`, DeepSpeed stage 3): it gathers
-    the full state dict from every rank (lint heldout21 u094, heldout22 u008: saved on local rank 0). An early exit in the `else:` of a rank test (`if
+    the full state dict from every rank (lint heldout21 u094, heldout22 u008: saved on local rank 0);
+    and that Trainer's `evaluate()` / `predict()` on any run of several processes: their loops gather
+    every process's losses and predictions (lint heldout26b u019: `trainer.evaluate()` under `if rank == 0:`). An early exit in the `else:` of a rank test (`if
     is_main_process(): ... else: continue`) sends the other ranks away as one in its body does. Two
     tests that share a rank part (`step % n == 0 and local_rank == 0`, then `local_rank == 0` for the
     final save) pass the same ranks: not the "rank 0 first" turn-taking, each is said.
@@ -118,6 +123,11 @@ class CollectiveUnderRankCondition(Rule):
     a first run on a fresh machine takes it (lint heldout15 u012, u020). Each diagnostic names the
     rank test's line among its lines (`also`): the split shows at the test and at the collective
     (lint heldout21 u103's reader wrote it at the test).
+
+    DDP's backward is a collective too: its hooks all-reduce the gradient buckets, so the backward of
+    a DDP model's output under a rank test (`output = model(x)` on every rank, then `if rank == 0:
+    output.sum().backward()`: lint heldout26d u047) hangs the ranks that make it (not in a file that uses
+    `no_sync()`, nor where the forward is under the test too: ddp-forward-on-one-rank).
 
     A warning: a `break` under a rank test in a loop whose every iteration
     makes a collective (`if rank == 0 and val_loss > best: break` after
@@ -247,8 +257,8 @@ class CollectiveUnderRankCondition(Rule):
         # No collective written here: only a call into the project can make
         # one, and only where a rank word shows a test may split the ranks.
         if _writes_collective(text) or "sync_dist" in text or ("FullyShardedDataParallel" in text and "state_dict(" in text) \
-                or any(n in text for n in LIBRARY_NEEDLES):
-            return False  # (an FSDP model's state dict gathers: FSDP_GATHERS)
+                or any(n in text for n in LIBRARY_NEEDLES) or ("backward(" in text and "DistributedDataParallel" in text):
+            return False  # (an FSDP model's state dict gathers: FSDP_GATHERS; DDP's backward all-reduces)
         return "rank" in text or "RANK" in text or "spawn(" in text or any(w in text for w in FLAG_WORDS)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
@@ -273,6 +283,13 @@ class CollectiveUnderRankCondition(Rule):
         """Each call that makes a collective on some ranks only, keyed by the condition block
         (the test, the arm, the early exit) that splits the ranks; None for a hit that still
         waits on another file (its query)."""
+        for backward, split, build in _ddp_backwards(file):
+            yield (id(split.test),), Hit(backward, also=(split.test.lineno,), message=(
+                f"the backward of the DDP model's output (wrapped at line {build.lineno}) runs only on some ranks "
+                f"(it depends on {depends_on(file, split)}): DDP's backward all-reduces the gradients, so these "
+                "ranks wait in it for the others, which never call it, and the job hangs"),
+                fix="run the forward and backward on every rank (or, for a check on one rank, the bare "
+                "model: model.module(x).sum().backward())")
         reach = collective_reach(file)
         found: list[tuple[ast.Call, str, Branch]] = []
         for call in file.calls:
@@ -647,3 +664,41 @@ def _word(stmt: ast.stmt) -> str:
 def _writes_collective(text: str) -> bool:
     """Some collective's name followed by `(` appears in the text."""
     return any(stem in text and any(n in text for n in names) for stem, names in CALLED_BY_STEM)
+
+
+def _ddp_backwards(file: FileModel) -> Iterator[tuple[ast.Call, Branch, ast.Call]]:
+    """`.backward()` under a rank test on a value computed by a DistributedDataParallel model's forward
+    (`output = model(x)` with `model = DDP(...)`, then `if rank == 0: output.sum().backward()`: lint
+    heldout26d u047): DDP's autograd hooks all-reduce the gradient buckets during the backward, a collective
+    every rank of the group must make. Not where the other ranks backpropagate too (the other arm), nor in a
+    file that uses `no_sync()` (its backward communicates nothing there), nor where the forward itself runs
+    on some ranks only (ddp-forward-on-one-rank says that one)."""
+    if "no_sync" in file.text:
+        return
+    for call in file.calls:
+        if type(call.func) is not ast.Attribute or call.func.attr != "backward":
+            continue
+        branch = rank_branch(file, call)
+        if branch is None or branch.exit is not None or any(
+                type(n) is ast.Call and terminal_name(n.func) == "backward" for o in branch.other for n in ast.walk(o)):
+            continue
+        build = _ddp_forward_of(file, call.func.value)
+        if build is not None:
+            yield call, branch, build
+
+
+def _ddp_forward_of(file: FileModel, value: ast.expr) -> ast.Call | None:
+    """The `DistributedDataParallel(...)` call whose model's forward `value` comes from, through its names
+    (`output['pred'].sum()`, `output` bound to `model(x)`, `model` bound to `DDP(...)`), or None."""
+    for sub in ast.walk(value):
+        if type(sub) is not ast.Name or type(sub.ctx) is not ast.Load:
+            continue
+        for origin in file.origins(sub):
+            if type(origin) is not ast.Call or type(origin.func) is not ast.Name:
+                continue
+            if rank_branch(file, origin) is not None:
+                continue  # the forward is on some ranks too: ddp-forward-on-one-rank's cause
+            builds = [b for b in file.origins(origin.func) if wrapper_kind(file, b) == "DistributedDataParallel"]
+            if builds and all(type(b) is ast.Call for b in builds):
+                return builds[0] if type(builds[0]) is ast.Call else None
+    return None

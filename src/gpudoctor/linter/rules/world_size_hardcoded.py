@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH, local_rank_flags, nccl_backend, rank_kind
@@ -45,7 +46,8 @@ class WorldSizeHardcoded(Rule):
     file sizes its job from the machine, and nothing is said.
 
     A file that otherwise starts its processes itself (mp.spawn, `Process`) with a literal count: there
-    the literal is the launch. Said where the group is NCCL (one rank per GPU: the literal is how many
+    the literal is the launch. Said where the group is NCCL or another accelerator's collective library
+    (`'hccl'`, `'tccl'`, `'cncl'`: lint heldout26d u057) (one rank per GPU: the literal is how many
     GPUs the job needs, and where the machine has fewer the workers fail on a device index), on the
     `mp.spawn` count; not for a gloo group, whose processes need no GPU (the tutorial's CPU demos). The
     readers split on the spawned literal by how their part was collected: those of the restated forum
@@ -184,9 +186,14 @@ class WorldSizeHardcoded(Rule):
         never asks the machine how many GPUs it has (lint heldout22b u013: `world_size = 8`, then
         `mp.spawn(main, args=(world_size, args), nprocs=world_size)` and `init_process_group(backend="nccl")`).
         NCCL runs one rank per GPU: the literal is how many GPUs the job needs, and nothing checks it against
-        the machine. A gloo group is not said (its processes need no GPU: a literal count of CPU workers is
-        the demo's choice), nor a file that asks `torch.cuda.device_count()` (`_spawn_past_the_count`)."""
-        if not any(nccl_backend(file, c) for c in file.calls_to("init_process_group", TORCH)):
+        the machine. So do the other accelerators' collective libraries (`'hccl'`, `'tccl'`, `'cncl'`: lint
+        heldout26d u057, four processes spawned for `init_process_group('tccl')` on SDAA cards). A gloo group
+        is not said (its processes need no GPU: a literal count of CPU workers is the demo's choice), even where
+        each worker then moves its model to `rank` (heldout26d u053's reader asked for that one; the readers of
+        dev d007, d010, dev6 r054, r055 and lh25 u043 passed over it), nor a file that asks
+        `torch.cuda.device_count()` (`_spawn_past_the_count`)."""
+        inits = list(file.calls_to("init_process_group", TORCH))
+        if not any(nccl_backend(file, c) or _device_backend(file, c) for c in inits):
             return
         for call in file.calls:
             if not file.is_spawn(call):
@@ -195,8 +202,9 @@ class WorldSizeHardcoded(Rule):
             if literal is None:
                 continue
             yield Hit(literal, message=f"mp.spawn (line {call.lineno}) starts the literal {literal.value!s} processes, "
-                      "each an NCCL rank that needs a GPU of its own, and nothing in the file asks how many GPUs the "
-                      f"machine has: right on a machine of {literal.value!s} GPUs; with fewer, the processes past them "
+                      "each a rank of a one-device-per-rank backend (NCCL, or an accelerator's own) that needs a device "
+                      "of its own, and nothing in the file asks how many the machine has: right on a machine of "
+                      f"{literal.value!s}; with fewer, the processes past them "
                       "fail on a device index, and with more the rest sit idle",
                       fix="world_size = torch.cuda.device_count()  # mp.spawn(main, args=(world_size,), nprocs=world_size)")
 
@@ -346,3 +354,18 @@ def _only_shown(file: FileModel, count: ast.Call) -> bool:
         if not shown:
             return False
     return True
+
+
+# The collective libraries of accelerators other than NVIDIA's, named as torch backends (Huawei's hccl,
+# Cambricon's cncl, Kunlun's bkcl, Tecorigin's tccl, Intel's xccl, ...): like NCCL, one rank per device.
+DEVICE_BACKEND = re.compile(r"^(?:[a-z]ccl|[a-z]{2}cl)$")
+
+
+def _device_backend(file: FileModel, init: ast.Call) -> bool:
+    """The group's backend is an accelerator vendor's collective library (`'hccl'`, `'tccl'`, `'cncl'`):
+    each rank drives a device of its own, as with NCCL (lint heldout26d u057: `init_process_group('tccl')`
+    for SDAA cards, spawned four times)."""
+    backend = keyword(init, "backend", 0)
+    return backend is not None and any(
+        DEVICE_BACKEND.match((constant(o, str) or "").lower()) is not None for o in file.origins(backend))
+
