@@ -175,3 +175,60 @@ class TestRankHardcodedCommentedLauncher:
 
     def test_sibling_launcher_variable_read(self):
         assert found(BY_HAND.replace("LOCAL", 'int(os.environ["LOCAL_RANK"])'), self.rule) == [(5, "error")]
+
+
+# llm-compressor fsdp_example.py (lint heldout26b u009): a group of one process, then save_pretrained
+ONE_SAVE = """
+    import torch.distributed as dist
+
+    dist.init_process_group(backend="nccl", rank=0, world_size=SIZE)
+    model = FSDP(model)
+    model.save_pretrained(save_dir)
+"""
+
+
+class TestSaveAllRanksWorldOfOne:
+    """save-all-ranks: where every group is one process, one process saves; a world read from the launch keeps it."""
+
+    verdict = "save-all-ranks"
+    rule = "save-all-ranks"
+
+    def test_control_world_of_one(self):
+        assert found(ONE_SAVE.replace("SIZE", "1"), self.rule) == []
+
+    def test_sibling_world_from_the_launch(self):
+        code = ONE_SAVE.replace("SIZE", 'int(os.environ["WORLD_SIZE"])').replace("import torch", "import os, torch")
+        assert found(code, self.rule) == [(5, "warning")]
+
+
+# llm-compressor's torchrun experiment (lint heldout26d u056): `if not is_ddp(): init_dist()`, is_ddp() asking
+# is_initialized(); the other arm already has a group
+GUARDED_START = """
+    import torch.distributed as dist
+
+    def is_ddp():
+        return ASK
+
+    def init_dist():
+        dist.init_process_group(backend="nccl")
+
+    def run():
+        if not is_ddp():
+            init_dist()
+        rank = dist.get_rank()
+"""
+
+
+class TestDistWithoutInitHelperAsksForGroup:
+    """dist-without-init: an `if` on a helper that asks is_initialized() starts a group on the arm that lacks one."""
+
+    verdict = "dist-without-init"
+    rule = "dist-without-init"
+
+    def test_control_helper_asks_is_initialized(self):
+        assert found(GUARDED_START.replace("ASK", "dist.is_initialized() and dist.get_world_size() > 1"),
+                     self.rule) == []
+
+    def test_sibling_helper_asks_the_environment(self):
+        assert found(GUARDED_START.replace("ASK", 'os.environ.get("WORLD_SIZE") is not None'),
+                     self.rule) == [(12, "warning")]

@@ -131,7 +131,10 @@ class DistWithoutInit(Rule):
     whose name says nothing of set-up runs first, a warning that names it; a set-up-like one is believed.
 
     Not flagged: calls under an `is_initialized()` / `is_available()` test (or a
-    helper whose name says it, `is_dist_avail_and_initialized()`); a fragment (its module or model is not
+    helper whose name says it, `is_dist_avail_and_initialized()`), nor after an `if` on a function of
+    the file that returns such a test (`if not is_ddp(): init_dist()`, `is_ddp()` returning
+    `dist.is_initialized() and ...`: the arm that starts nothing already has a group; lint
+    heldout26d u056); a fragment (its module or model is not
     imported or bound in the file, or it reads a name nothing binds before
     the use, or it is a snippet whose repair touched a line before the use). Asked for by issue 41's
     samples (DDP built at import, a sampler with no group, Horovod helpers).
@@ -382,7 +385,7 @@ class DistWithoutInit(Rule):
                 return ()  # a group started before, on every path
             if helpers_only:
                 continue
-            if type(above) is not ast.If or self._is_guard(above.test):
+            if type(above) is not ast.If or self._is_guard(above.test) or _asks_for_group(file, above.test):
                 continue  # (`if not dist.is_initialized(): init...`: both paths have a group after it)
             test = above.test
             negated = ast.unparse(test.operand if type(test) is ast.UnaryOp and type(test.op) is ast.Not
@@ -751,3 +754,19 @@ class DistWithoutInit(Rule):
                 if any(self._may_start(file, c, depth + 1) for c in inner):
                     return True
         return False
+
+
+def _asks_for_group(file: FileModel, test: ast.expr) -> bool:
+    """`test` calls a function of the file that answers whether a group exists: every value it returns
+    asks `is_initialized()` (`def is_ddp(): return dist.is_initialized() and dist.get_world_size() > 1`,
+    lint heldout26d u056: `if not is_ddp(): init_dist()`, whose other arm runs only with a group)."""
+    for sub in ast.walk(test):
+        func = file.local_function(sub) if type(sub) is ast.Call else None
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        returns = [n for n in ast.walk(func) if type(n) is ast.Return]
+        if returns and all(r.value is not None and any(
+                type(c) is ast.Call and terminal_name(c.func) == "is_initialized" for c in ast.walk(r.value))
+                for r in returns):
+            return True
+    return False
