@@ -232,3 +232,32 @@ class TestDistWithoutInitHelperAsksForGroup:
     def test_sibling_helper_asks_the_environment(self):
         assert found(GUARDED_START.replace("ASK", 'os.environ.get("WORLD_SIZE") is not None'),
                      self.rule) == [(12, "warning")]
+
+
+# AQLM's FSDP fine-tune (lint heldout26d u017): each rank torch.loads the LOCAL_STATE_DICT snapshot it saved
+OWN_SNAPSHOT = """
+    import os
+    import torch
+
+    torch.distributed.init_process_group("nccl")
+
+    def load_state(args, model):
+        rank = torch.distributed.get_rank()
+        state = torch.load(PATH)
+        model.load_state_dict(state)
+
+    load_state(args, model)
+"""
+
+
+class TestTorchLoadNoMapLocationOwnFile:
+    """torch-load-no-map-location: a rank reading the file it saved itself puts the tensors back on its own GPU."""
+
+    verdict = "torch-load-no-map-location"
+    rule = "torch-load-no-map-location"
+
+    def test_control_per_rank_snapshot(self):
+        assert found(OWN_SNAPSHOT.replace("PATH", 'os.path.join(args.save, f"model_rank{rank}.pt")'), self.rule) == []
+
+    def test_sibling_one_file_for_every_rank(self):
+        assert found(OWN_SNAPSHOT.replace("PATH", 'os.path.join(args.save, "model.pt")'), self.rule) == [(8, "warning")]
