@@ -261,3 +261,56 @@ class TestTorchLoadNoMapLocationOwnFile:
 
     def test_sibling_one_file_for_every_rank(self):
         assert found(OWN_SNAPSHOT.replace("PATH", 'os.path.join(args.save, "model.pt")'), self.rule) == [(8, "warning")]
+
+
+# Continual-Learning-Framework test_ddp.py (lint heldout26d u025): a module-level mp.spawn() given no function
+UNGUARDED_SPAWN = """
+    import torch.multiprocessing as mp
+
+    def worker(rank):
+        pass
+
+    mp.spawn(ARGS)
+"""
+
+
+class TestSpawnNoMainGuardNoFunction:
+    """spawn-no-main-guard: a spawn given no function raises before any child starts: a warning; given one, an error."""
+
+    verdict = "spawn-no-main-guard"
+    rule = "spawn-no-main-guard"
+
+    def test_control_spawn_given_no_function(self):
+        assert found(UNGUARDED_SPAWN.replace("ARGS", ""), self.rule) == [(6, "warning")]
+
+    def test_sibling_spawn_given_its_worker(self):
+        assert found(UNGUARDED_SPAWN.replace("ARGS", "worker, nprocs=2"), self.rule) == [(6, "error")]
+
+
+# Diff-UNet's AMOS trainer (lint heldout26c u020): DistributedDataParallel under `if self.num_gpus > 1:` in a
+# trainer the main block builds from the command line; no group anywhere in the file
+TRAINER = """
+    from torch.nn.parallel import DistributedDataParallel
+
+    class Trainer:
+        def __init__(self, model, num_gpus=1):
+            self.model = model
+            TEST
+                self.model = DistributedDataParallel(self.model)
+
+    if __name__ == "__main__":
+        trainer = Trainer(Net(), num_gpus=4)
+"""
+
+
+class TestDistWithoutInitUnderTest:
+    """dist-without-init: a wrapper under a test the file does not decide raises only where it holds: a warning."""
+
+    verdict = "dist-without-init"
+    rule = "dist-without-init"
+
+    def test_control_wrapper_under_a_gpu_count_test(self):
+        assert found(TRAINER.replace("TEST", "if num_gpus > 1:"), self.rule) == [(7, "warning")]
+
+    def test_sibling_wrapper_on_every_run(self):
+        assert found(TRAINER.replace("TEST", "if True:"), self.rule) == [(7, "error")]

