@@ -314,3 +314,29 @@ class TestDistWithoutInitUnderTest:
 
     def test_sibling_wrapper_on_every_run(self):
         assert found(TRAINER.replace("TEST", "if True:"), self.rule) == [(7, "error")]
+
+
+# CRAFT's DDP trainer (lint heldout26b u021): dist.reduce_op.SUM in two averaging helpers
+REDUCE_OP = """
+    import torch.distributed as dist
+
+    def average_gradients(model):
+        for param in model.parameters():
+            dist.all_reduce(param.grad.data, op=dist.reduce_op.SUM)
+
+    def reduce_tensor(tensor):
+        dist.all_reduce(tensor, op=SECOND)
+"""
+
+
+class TestDeprecatedReduceOpOnePerFile:
+    """deprecated-reduce-op: the old name used twice in a file is one diagnostic naming the other line."""
+
+    verdict = "deprecated-reduce-op"
+    rule = "deprecated-reduce-op"
+
+    def test_control_the_current_name_at_the_second_use(self):
+        assert found_also(REDUCE_OP.replace("SECOND", "dist.ReduceOp.SUM"), self.rule) == [(5, ())]
+
+    def test_sibling_the_old_name_twice(self):
+        assert found_also(REDUCE_OP.replace("SECOND", "dist.reduce_op.SUM"), self.rule) == [(5, (8,))]
