@@ -299,6 +299,7 @@ TRAINER = """
                 self.model = DistributedDataParallel(self.model)
 
     if __name__ == "__main__":
+        BEFORE
         trainer = Trainer(Net(), num_gpus=4)
 """
 
@@ -310,10 +311,15 @@ class TestDistWithoutInitUnderTest:
     rule = "dist-without-init"
 
     def test_control_wrapper_under_a_gpu_count_test(self):
-        assert found(TRAINER.replace("TEST", "if num_gpus > 1:"), self.rule) == [(7, "warning")]
+        assert found(TRAINER.replace("TEST", "if num_gpus > 1:").replace("BEFORE", "pass"), self.rule) == [(7, "warning")]
+
+    def test_control_the_same_after_another_module_call(self):
+        code = TRAINER.replace("TEST", "if num_gpus > 1:").replace("BEFORE", "args = parse_args()")
+        assert found(code.replace("from torch", "from utils import parse_args\n    from torch"), self.rule) == [
+            (8, "warning")]
 
     def test_sibling_wrapper_on_every_run(self):
-        assert found(TRAINER.replace("TEST", "if True:"), self.rule) == [(7, "error")]
+        assert found(TRAINER.replace("TEST", "if True:").replace("BEFORE", "pass"), self.rule) == [(7, "error")]
 
 
 # CRAFT's DDP trainer (lint heldout26b u021): dist.reduce_op.SUM in two averaging helpers

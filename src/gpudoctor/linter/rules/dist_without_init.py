@@ -539,7 +539,9 @@ class DistWithoutInit(Rule):
                        "initialized' on every run")
         if not all(self._unfollowed(file, c) for c in may):
             return None  # a set-up-like call of another module (`setup_distributed()`) is believed
-        return Hit(use, severity=ERROR, message=f"{said}; `{ast.unparse(may[0].func)}(...)` (line {may[0].lineno}) "
+        where = "" if test is None else f", under `{ast.unparse(test)[:60]}` (line {test.lineno})"
+        return Hit(use, severity=ERROR if test is None else WARNING,
+                   message=f"{said}{where}; `{ast.unparse(may[0].func)}(...)` (line {may[0].lineno}) "
                    "comes from another module and was not followed: unless it starts one, this raises 'Default "
                    "process group has not been initialized'")
 
