@@ -259,6 +259,11 @@ class TestTorchLoadNoMapLocationOwnFile:
     def test_control_per_rank_snapshot(self):
         assert found(OWN_SNAPSHOT.replace("PATH", 'os.path.join(args.save, f"model_rank{rank}.pt")'), self.rule) == []
 
+    def test_sibling_every_rank_file_in_a_loop(self):
+        # Megatron-DeepSpeed's hf2megads converter: `for pprank in ...: torch.load(f"model_pp{pprank}.pt")`
+        code = OWN_SNAPSHOT.replace("state = torch.load(PATH)", 'for pprank in range(4):\n            state = torch.load(f"model_pp{pprank}.pt")')
+        assert found(code, self.rule) == [(9, "warning")]
+
     def test_sibling_one_file_for_every_rank(self):
         assert found(OWN_SNAPSHOT.replace("PATH", 'os.path.join(args.save, "model.pt")'), self.rule) == [(8, "warning")]
 

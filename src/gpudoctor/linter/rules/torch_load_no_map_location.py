@@ -331,5 +331,10 @@ def _own_file(file: FileModel, call: ast.Call) -> bool:
         return False
     names = [path] + [o for sub in ast.walk(path) if type(sub) is ast.Name for o in file.origins(sub)
                       if isinstance(o, ast.expr) and o is not sub]
-    return any(type(sub) is ast.FormattedValue and file.is_rank_test(sub.value) for value in names
-               for sub in ast.walk(value))
+    # (not a rank the load loops over: `for pprank in range(pp_size): torch.load(f"model_pp{pprank}.pt")` reads
+    # every rank's file, Megatron-DeepSpeed's hf2megads converter)
+    looped = {t.id for loop in file.ancestors(call) if isinstance(loop, (ast.For, ast.AsyncFor))
+              for t in ast.walk(loop.target) if type(t) is ast.Name}
+    return any(type(sub) is ast.FormattedValue and file.is_rank_test(sub.value)
+               and not any(type(n) is ast.Name and n.id in looped for n in ast.walk(sub.value))
+               for value in names for sub in ast.walk(value))
