@@ -204,20 +204,21 @@ CASES = {
                                                           SLURM.replace("INIT", 'dist.init_process_group("nccl")')),
     "sibling: the literal in a branch without the group's init": (
         "set-device-literal", 7, None, SLURM.replace("INIT", "pass") + 'dist.init_process_group("nccl")\n'),
-    "spawned workers place the model by index, no current device": ("nccl-no-set-device", 9, "warning",
+    # lintA28: every GPU named is the rank's own, nothing on the current device: no pitfall (heldout26c u021)
+    "control: spawned workers place the model by index, no current device": ("nccl-no-set-device", 9, None,
                                                                     MULTIGPU.replace("BIND", "pass")),
     "control: the worker sets its device": ("nccl-no-set-device", 9, None,
                                             MULTIGPU.replace("BIND", "torch.cuda.set_device(rank)")),
     "sibling: the same model under torchrun, the launch not in view": ("nccl-no-set-device", 9, None, TORCHRUN),
-    "Process target whose backend default is nccl": ("nccl-no-set-device", 8, "warning",
-                                                     PROCESS.replace("BACKEND", "'nccl'")),
+    "control: Process target whose backend default is nccl, the model on cuda(rank)": (
+        "nccl-no-set-device", 8, None, PROCESS.replace("BACKEND", "'nccl'")),
     "control: its default is gloo": ("nccl-no-set-device", 8, None, PROCESS.replace("BACKEND", "'gloo'")),
     "Process workers on env:// with no MASTER_ADDR": ("master-addr-not-set", 8, "warning",
                                                       PROCESS.replace("BACKEND", "'gloo'")),
     "control: the parent sets MASTER_ADDR before starting them": (
         "master-addr-not-set", 8, None, PROCESS.replace("BACKEND", "'gloo'").replace(
             "for rank in range(2):", 'os.environ["MASTER_ADDR"] = "127.0.0.1"\n            for rank in range(2):')),
-    "one literal CUDA_VISIBLE_DEVICES for every process": ("nccl-no-set-device", 8, "warning",
+    "control: one literal CUDA_VISIBLE_DEVICES for every process, models by index": ("nccl-no-set-device", 8, None,
                                                            PINNED.replace("VISIBLE", 'os.environ["CUDA_VISIBLE_DEVICES"] = "1"')
                                                            .replace("WORKER", "pass")),
     "control: each worker narrows it to its own GPU": ("nccl-no-set-device", 8, None,

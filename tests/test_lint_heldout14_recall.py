@@ -204,8 +204,9 @@ CASES = {
         "hardcoded-init-method-address", 6, "warning", ADDRESS.replace("URL", "tcp://10.1.1.20:23456")),
     "control: the loopback": ("hardcoded-init-method-address", 6, None, ADDRESS.replace("URL", "tcp://127.0.0.1:23456")),
     "sibling: ranks started by hand on each machine": ("hardcoded-init-method-address", 4, None, BY_HAND),
-    "Process workers; CUDA_VISIBLE_DEVICES only in a comment": (
-        "nccl-no-set-device", 8, "warning", HAP.replace("VISIBLE", "pass")),
+    # lintA28: the model and DDP on cuda(local_rank), autocast names a kind: nothing on the current device
+    "control: Process workers; CUDA_VISIBLE_DEVICES only in a comment": (
+        "nccl-no-set-device", 8, None, HAP.replace("VISIBLE", "pass")),
     "control: CUDA_VISIBLE_DEVICES set per process": (
         "nccl-no-set-device", 8, None, HAP.replace("VISIBLE", "os.environ['CUDA_VISIBLE_DEVICES'] = str(local_rank)")
         .replace("import sys\n", "import os\nimport sys\n")),

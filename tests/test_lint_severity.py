@@ -173,7 +173,8 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
         if __name__ == "__main__":
             mp.spawn(worker, args=(2,), nprocs=2)
         """),
-    "sibling: spawned as one process": ("nccl-no-set-device", 6, "warning", """
+    # lintA28: world_size=1, one process in all: cuda:0 is its GPU (heldout26b u009)
+    "control: spawned as one process": ("nccl-no-set-device", 6, None, """
         import torch
         import torch.distributed as dist
         import torch.multiprocessing as mp
@@ -188,7 +189,8 @@ CASES: dict[str, tuple[str, int, str | None, str | None]] = {
     # lint heldout10 u018 (a VAE trainer's train_ddp.py, mp.spawn one per GPU): every tensor and
     # DDP on `rank`; the only "cuda" is a module-level `device` nothing reads. The file does not
     # decide that anything lands on cuda:0: a warning saying what would.
-    "sibling: spawned, the only current-device value never read": ("nccl-no-set-device", 8, "warning", """
+    # lintA28: and the work named on each rank's GPU, nothing read on the current one: no pitfall (heldout22b u032)
+    "control: spawned, the only current-device value never read": ("nccl-no-set-device", 8, None, """
         import torch
         import torch.distributed as dist
         import torch.multiprocessing as mp

@@ -552,7 +552,7 @@ class TestSaveAllRanksBodyPastedAtDefDepth:
 
 # a hGRU trainer (lint heldout19 u023): init_process's backend defaults to gloo, the spawned train() asks for NCCL
 CHOSEN = """
-    import os
+    import os, torch
     import torch.distributed as dist
     import torch.multiprocessing as mp
 
@@ -562,7 +562,7 @@ CHOSEN = """
 
     def train(rank, world_size):
         init_process(rank, world_size, BACKEND)
-        dist.barrier()
+        dist.all_reduce(torch.ones(1).cuda())
 
     if __name__ == "__main__":
         mp.spawn(train, args=(2,), nprocs=2)

@@ -98,7 +98,8 @@ class TestNcclNoSetDeviceUnreadTorchDevice:
     rule = "nccl-no-set-device"
 
     def test_control_the_device_is_never_read(self):
-        assert found(SPAWNED_BY_INDEX.replace("READ", "train(ddp_model, rank)"), self.rule) == [(7, "warning")]
+        # lintA28: the work named on each rank's GPU, nothing read on the current one: no pitfall (heldout22b u032)
+        assert found(SPAWNED_BY_INDEX.replace("READ", "train(ddp_model, rank)"), self.rule) == []
 
     def test_sibling_the_device_is_read(self):
         assert found(SPAWNED_BY_INDEX.replace("READ", "train(ddp_model, device)"), self.rule) == [(7, "error")]

@@ -179,7 +179,9 @@ class TestNcclNoSetDeviceBarrier:
         """
         assert found(code, self.rule) == []
 
-    def test_sibling_bare_barrier_on_nccl(self):
+    def test_control_bare_barrier_the_only_gpu_work(self):
+        # lintA28: NCCL's guess, rank % GPUs, is a GPU of its own for each rank of a node, and nothing else
+        # works on a GPU (lint heldout26b u011, judged no pitfall; dev4 k079's reader had asked for it)
         code = """
             import torch
 
@@ -187,7 +189,20 @@ class TestNcclNoSetDeviceBarrier:
                 torch.distributed.init_process_group(backend="nccl")
                 torch.distributed.barrier()
         """
-        assert found(code, self.rule) == [(4, "warning")]
+        assert found(code, self.rule) == []
+
+    def test_sibling_bare_barrier_then_a_library_trainer(self):
+        # lint h15 u041: the barrier before fastNLP's DistTrainer, given the GPUs of --gpus, picks their device
+        code = """
+            import torch
+            from fastNLP import DistTrainer
+
+            if __name__ == "__main__":
+                torch.distributed.init_process_group(backend="nccl")
+                torch.distributed.barrier()
+                DistTrainer(model, devices=gpus).train()
+        """
+        assert found(code, self.rule) == [(5, "warning")]
 
 
 class TestDistWithoutInitUncalledSetup:

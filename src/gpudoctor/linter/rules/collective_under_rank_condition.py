@@ -95,7 +95,9 @@ class CollectiveUnderRankCondition(Rule):
     `FSDP(...)` on every path a multi-process run takes and the file picks no sharded or local
     state-dict type. The same test written twice around the same call in one function (each stage's
     save and the final one) is one mistake, said once, and no turn-taking: "rank 0 first" pairs
-    opposite tests only.
+    opposite tests only. So is a library's collective below (DeepSpeed's `save_checkpoint`) written
+    again under the same test in one function (the last and the best checkpoint, each under its own
+    `if rank == 0:`: lint heldout26 u006).
 
     Library methods that communicate inside, as their docs say every rank must call them: DeepSpeed's
     `engine.save_checkpoint` on an engine from `deepspeed.initialize(...)` ("all processes must call
@@ -320,8 +322,11 @@ class CollectiveUnderRankCondition(Rule):
                 yield _same_call(file, call, branch), undecided(
                     file, branch, Hit(call, message=message, fix=fix, also=(branch.test.lineno,)), parts=False)
                 continue
-            yield _block(branch), undecided(file, branch, Hit(call, message=message, fix=self._fix(file, call, branch),
-                                                              also=(branch.test.lineno,)))
+            # a library's collective (DeepSpeed's save_checkpoint) written again under the same test in the
+            # same function (the last and the best checkpoint, lint heldout26 u006): one mistake, said once
+            key = _same_call(file, call, branch) if why is not None else _block(branch)
+            yield key, undecided(file, branch, Hit(call, message=message, fix=self._fix(file, call, branch),
+                                                   also=(branch.test.lineno,)))
         imported = set(file.imports) | set(file.relative_imports)
         # Names a call must have to reach a collective of this file: its
         # functions and methods that make one, and its classes (their `__init__`).

