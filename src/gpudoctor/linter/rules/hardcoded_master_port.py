@@ -160,7 +160,7 @@ class HardcodedMasterPort(Rule):
                 continue  # a program SLURM / MPI starts (it reads their variables unconditionally)
             default = self._default(file, node, value, tests)
             if default is not None:
-                if spawned:
+                if spawned and not _mpi_groups_only(file):
                     yield Hit(node, message=f"MASTER_PORT falls back to the literal {ast.unparse(default)[:40]} in a "
                               "program that starts its processes itself (mp.spawn): no launcher sets MASTER_PORT "
                               "there, so every run uses that port, and the next job on this host collides with it",
@@ -323,6 +323,14 @@ RENDEZVOUS_NAME = re.compile(r"init_method|dist[_-]?url", re.IGNORECASE)
 # multicast `224.66.41.62`): a template to fill in, not a port the file runs on.
 PLACEHOLDER_HOST = re.compile(r"^(?:some[-_]?host|host|ip|ip_of_\w+|master[-_]?(?:ip|addr)|224\.66\.41\.62)$", re.IGNORECASE)
 IP_ADDRESS = re.compile(r"^\d{1,3}(?:\.\d{1,3}){3}$")
+
+
+def _mpi_groups_only(file: FileModel) -> bool:
+    """Every process group the file starts is MPI's: mpirun gives the ranks their rendezvous and
+    MASTER_PORT is never read, whatever default the file writes (tests/fixtures/lint/mpi_spawned.py)."""
+    backends = [constant(keyword(call, "backend", 0), str) for call in file.calls
+                if file.is_call_to(call, "init_process_group", TORCH)]
+    return bool(backends) and all(b == "mpi" for b in backends)
 
 
 def _tcp_rendezvous(file: FileModel) -> Iterator[Hit]:
