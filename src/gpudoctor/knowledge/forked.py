@@ -13,8 +13,9 @@ told as CUDA's error 3 with what decides between its causes (pywhispercpp, heldo
 from __future__ import annotations
 
 import re
+from typing import Optional, Sequence
 
-from gpudoctor.knowledge.prefilter import newlines
+from gpudoctor.knowledge.prefilter import may_hold, newlines
 from gpudoctor.knowledge.reruns import WholeLines
 
 FORK_SHOWN = re.compile(
@@ -22,8 +23,11 @@ FORK_SHOWN = re.compile(
     rb"|\bnum_workers\s*[=:]\s*[1-9]",
     re.IGNORECASE,
 )
-# a literal each FORK_SHOWN match holds (case aside: "ork" is fork's and worker's): a block with none is not searched
-NEEDLES = (b"ork", b"ORK", b"ultiprocessing", b"Pool", b"start_method", b"num_workers")
+# a literal each FORK_SHOWN match holds (case aside: "ork" is fork's, worker's and num_workers'): a block with none is not searched
+NEEDLES = (b"ork", b"ORK", b"ultiprocessing", b"Pool", b"start_method")
+# lines holding a needle searched one by one in a block, at most: beyond, the rest of the block is searched whole (a block of
+# "network" or "work_dir" lines costs no more than that search of the whole block did)
+LINES_SEARCHED = 64
 
 
 class ForkSeen(WholeLines):
@@ -35,8 +39,33 @@ class ForkSeen(WholeLines):
         self.text = ""
 
     def read(self, block: bytes, begin: int, end: int) -> None:
-        if not self.line and any(block.find(needle, begin, end) != -1 for needle in NEEDLES):
-            m = FORK_SHOWN.search(block, begin, end)
+        if not self.line:
+            m = first_shown(block, begin, end, may_hold(block, NEEDLES))
             if m is not None:
                 self.line, self.text = self.line_at(block, begin, end, m.start())
         self.lines += newlines(block, begin, end)
+
+
+def first_shown(block: bytes, begin: int, end: int, needles: Sequence[bytes]) -> Optional[re.Match[bytes]]:
+    """The first FORK_SHOWN match in block[begin:end] (whole lines), searched only on the lines that hold one of the needles
+    (a search of the whole block with a pattern of many alternatives costs more than all the other readers of the block)."""
+    at = {needle: block.find(needle, begin, end) for needle in needles}
+    at = {needle: pos for needle, pos in at.items() if pos != -1}
+    for _ in range(LINES_SEARCHED):
+        if not at:
+            return None
+        first = min(at.values())
+        start = max(block.rfind(b"\n", begin, first) + 1, begin)
+        stop = block.find(b"\n", first, end)
+        stop = end if stop == -1 else stop
+        m = FORK_SHOWN.search(block, start, stop)
+        if m is not None:
+            return m
+        for needle, pos in list(at.items()):
+            if pos < stop:
+                nxt = block.find(needle, stop, end)
+                if nxt == -1:
+                    del at[needle]
+                else:
+                    at[needle] = nxt
+    return FORK_SHOWN.search(block, stop, end) if at else None

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from gpudoctor.knowledge.prefilter import newlines
+from gpudoctor.knowledge.prefilter import DIGEST_MIN, digest, may_hold, newlines
 from gpudoctor.knowledge.reruns import WholeLines
 
 # Each shape on a line of its own; a bar's frames on one line (CR between them): the last frame decides (`last_frame`).
@@ -62,13 +62,17 @@ def _last_match(block: bytes, begin: int, end: int) -> re.Match[bytes] | None:
     and ZERO_COUNT find, from the last spot back: the first line that matches holds the last match of its kind."""
     best: re.Match[bytes] | None = None
     spots: list[tuple[int, int]] = []  # (where the line's search starts, where the spot ends)
-    for needle in BAR_NONE:
+    for needle in may_hold(block, BAR_NONE):
         at = block.rfind(needle, begin, end)
         while at != -1:
             spots.append((at, at + len(needle)))
             at = block.rfind(needle, begin, at)
+    # (a big block is searched only for the counts its digest holds: the digest's lines are the block's with each digit a 0, so
+    # a count of zero there is one of any single digit in the block, and a block whose lines print "samples" or "steps" on
+    # every line with no count of them costs no search; a find is faster than a count's own search for its literal)
+    seen = digest(block).text if len(block) >= DIGEST_MIN else None
     for tail, count in ZERO_COUNT:
-        if block.find(tail, begin, end) != -1:  # (a find is faster than the pattern's own search for its literal)
+        if (count.search(seen) is not None) if seen is not None else block.find(tail, begin, end) != -1:
             spots.extend((m.start(), m.end()) for m in count.finditer(block, begin, end))
     for start, stop in sorted(spots, reverse=True):
         if best is not None and best.start() >= start:
