@@ -266,3 +266,51 @@ class TestSaveAllRanksMainProcessTestIsNoSign:
         code = ACCELERATE_SAVE.replace("SYNC", "losses = accelerator.gather(loss)").replace(
             "SAVE", "unwrapped.save_pretrained(out_dir)")
         assert [line for line, _ in found(code, self.rule)] == [13]
+
+
+# a one-process 'multi-GPU' benchmark (lint heldout27 u014): a gloo group with rank=0, world_size=1, then MNIST with
+# download=True and a folder made, no process started
+WORLD_OF_ONE = """
+    import os
+    import torch.distributed as dist
+    from torchvision import datasets
+
+    def main():
+        dist.init_process_group("gloo", rank=0, world_size=SIZE)
+        os.makedirs("runs/exp")
+        data = datasets.MNIST(root="./data", train=True, download=True)
+        train(data)
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+class TestDatasetDownloadAllRanksWorldOfOne:
+    """dataset-download-all-ranks: a literal world of one, no process started, is one process downloading."""
+
+    verdict = "dataset-download-all-ranks"
+    rule = "dataset-download-all-ranks"
+
+    def test_control_world_of_one(self):
+        assert found(WORLD_OF_ONE.replace("SIZE", "1"), self.rule) == []
+
+    def test_sibling_world_of_two(self):
+        assert [line for line, _ in found(WORLD_OF_ONE.replace("SIZE", "2"), self.rule)] == [8]
+
+    def test_sibling_world_from_the_launcher(self):
+        code = WORLD_OF_ONE.replace("SIZE", "int(os.environ['WORLD_SIZE'])")
+        assert [line for line, _ in found(code, self.rule)] == [8]
+
+
+class TestMkdirRaceAllRanksWorldOfOne:
+    """mkdir-race-all-ranks: the same world of one makes its folder once."""
+
+    verdict = "mkdir-race-all-ranks"
+    rule = "mkdir-race-all-ranks"
+
+    def test_control_world_of_one(self):
+        assert found(WORLD_OF_ONE.replace("SIZE", "1"), self.rule) == []
+
+    def test_sibling_world_of_two(self):
+        assert [line for line, _ in found(WORLD_OF_ONE.replace("SIZE", "2"), self.rule)] == [7]

@@ -209,7 +209,7 @@ class SaveAllRanks(Rule):
         framework = data_parallel_framework(file)
         if not (saves or imported) or not (is_distributed_program(file) or lightning_multi_process(file) or framework):
             return
-        if framework is None and _world_of_one(file):
+        if framework is None and world_of_one(file):
             return  # every group the file makes is one process (lint heldout26b u009: FSDP for calibration)
         # where only the library makes the processes, the message says which
         only = framework if not (is_distributed_program(file) or lightning_multi_process(file)) else None
@@ -400,9 +400,10 @@ class SaveAllRanks(Rule):
         return ""
 
 
-def _world_of_one(file: FileModel) -> bool:
+def world_of_one(file: FileModel) -> bool:
     """Every process group the file makes is a world of one (`init_process_group(..., world_size=1)`, a literal)
-    and it starts no processes (no spawn, no `Process(`, no launcher's LOCAL_RANK read): one process saves."""
+    and it starts no processes (no spawn, no `Process(`, no launcher's LOCAL_RANK read): one process runs it, so
+    nothing any rule says "every rank" does happens twice (a save, a download, a folder made)."""
     inits = list(file.calls_to("init_process_group", TORCH))
     if not inits or is_torch_spawn_program(file) or any(terminal_name(c.func) == "Process" for c in file.calls):
         return False
