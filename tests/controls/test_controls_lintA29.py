@@ -314,3 +314,32 @@ class TestMkdirRaceAllRanksWorldOfOne:
 
     def test_sibling_world_of_two(self):
         assert [line for line, _ in found(WORLD_OF_ONE.replace("SIZE", "2"), self.rule)] == [7]
+
+
+# a LoRA SFT trainer (lint heldout27 u038): under `self.local_rank == 0` the run's config is opened to read it; a
+# results writer (lint heldout27 u010) opens its predictions file to append
+LOCAL_ZERO_OPEN = """
+    import json
+    import os
+
+    local_rank = int(os.environ["LOCAL_RANK"])
+    if local_rank == 0:
+        with open(path, MODE) as f:
+            data = json.load(f)
+"""
+
+
+class TestLocalRankAsGlobalRankOpenToRead:
+    """local-rank-as-global-rank: a file opened to read under the first-process test writes nothing."""
+
+    verdict = "local-rank-as-global-rank"
+    rule = "local-rank-as-global-rank"
+
+    def test_control_opened_to_read(self):
+        assert found(LOCAL_ZERO_OPEN.replace("MODE", '"r"'), self.rule) == []
+
+    def test_control_opened_with_no_mode(self):
+        assert found(LOCAL_ZERO_OPEN.replace("path, MODE", "path"), self.rule) == []
+
+    def test_sibling_opened_to_append(self):
+        assert [line for line, _ in found(LOCAL_ZERO_OPEN.replace("MODE", '"a"'), self.rule)] == [5]
