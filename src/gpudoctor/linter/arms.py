@@ -60,11 +60,37 @@ def value_key(file: FileModel, name: ast.expr) -> tuple[str, tuple[int, ...]] | 
     return name.id, tuple(sorted(id(b.function) if isinstance(b, Param) else id(b) for b in found or ()))
 
 
+# Statements after which the rest of their block never runs.
+EXITS = (ast.Raise, ast.Return, ast.Continue, ast.Break)
+
+
+def after_exit(file: FileModel, node: ast.AST) -> ast.stmt | None:
+    """The `raise` / `return` / `continue` / `break` that an earlier statement of a block around `node`
+    ends with, so that `node` never runs (`else: raise NotImplementedError` and, below it, the call the
+    raise replaced: lint heldout27 u001, a `main_worker(...)` left under its `raise`). None where
+    nothing cuts `node` off."""
+    child = node
+    for up in [node, *file.ancestors(node)]:
+        for field in ("body", "orelse", "finalbody", "handlers"):
+            block = getattr(up, field, None)
+            if isinstance(block, list) and child in block:
+                cut = next((s for s in block[:block.index(child)] if isinstance(s, EXITS)), None)
+                if cut is not None:
+                    return cut
+        if isinstance(up, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef, ast.Module)):
+            return None
+        child = up
+    return None
+
+
 def ruled_out(file: FileModel, node: ast.AST) -> bool:
     """`node` sits in an `if` arm that the file's own constants never take: the test reads only
     literals and module-level names bound once, to a literal (`random_sample = True`, then
     `if not random_sample:`); or in the body of a strict comparison that an `if` of the same
-    test just above made false (`made_false_above`)."""
+    test just above made false (`made_false_above`); or below a `raise` / `return` / `continue` /
+    `break` of its block (`after_exit`)."""
+    if after_exit(file, node) is not None:
+        return True
     child = node
     for up in file.ancestors(node):
         if type(up) is ast.If and child is not up.test:

@@ -406,6 +406,39 @@ MULTI_PROCESS_WORDS = re.compile(r"torchrun|torch\.distributed\.(?:run|launch)|a
                                  re.IGNORECASE)
 
 
+# accelerate's calls that only mean something with several processes: a barrier, a gather, one process going
+# first. A file that uses one on its Accelerator is written for `accelerate launch` over several
+# processes, whatever its text says about the launch (lint heldout27c u031, u033, u037: LoRA and PEFT trainers
+# that end `accelerator.wait_for_everyone()`, then save on every process). Not a main-process test
+# (`if accelerator.is_main_process:`) nor the count (`* accelerator.num_processes` in a total batch size): templates
+# write them for one process too, and the test is the very one a rule about rank-dependent code reads (lint
+# heldout25c u013's reader: a name bound under it, a warning only).
+ACCELERATE_PROCESS_API = frozenset({
+    "wait_for_everyone", "main_process_first", "local_main_process_first", "gather", "gather_for_metrics", "reduce",
+    "pad_across_processes", "split_between_processes",
+})
+
+
+def accelerate_process_sign(file: FileModel) -> ast.Attribute | None:
+    """The first use of accelerate's multi-process API on an accelerator (`accelerator.wait_for_everyone()`,
+    `self.accelerator.gather_for_metrics(...)`, `accelerator.main_process_first()`): the sign that the file is written for
+    several processes, where it names no launcher. None where it uses none."""
+    found = [n for n in ast.walk(file.tree) if type(n) is ast.Attribute and n.attr in ACCELERATE_PROCESS_API
+             and "accelerator" in terminal_name(n.value).lower()]
+    return min(found, key=lambda n: (n.lineno, n.col_offset)) if found else None
+
+
+def framework_words(file: FileModel, call: ast.Call) -> str:
+    """How a message says that `call` (what `data_parallel_framework` returned) runs the file once per
+    process, naming the accelerate call that shows it where the file names no launcher."""
+    said = f" (the file runs once per process under `{ast.unparse(call.func)[:40]}(...)`, line {call.lineno}"
+    sign = None if MULTI_PROCESS_WORDS.search(file.text) else accelerate_process_sign(file)
+    if sign is not None and terminal_name(call.func) == "Accelerator":
+        said += (f", launched as several: its `{ast.unparse(sign)[:50]}` on line {sign.lineno} only means something "
+                 "with more than one process")
+    return said + ")"
+
+
 def data_parallel_framework(file: FileModel) -> ast.Call | None:
     """The call by which a library runs this file's training data-parallel, one process per GPU
     under its launcher, with no process group or DDP wrapper the file makes itself: DeepSpeed's
@@ -415,20 +448,27 @@ def data_parallel_framework(file: FileModel) -> ast.Call | None:
     the file also shows it runs as several processes (MULTI_PROCESS_WORDS: lint heldout24 u010's
     `srun torchrun --nproc_per_node ...` docstring, heldout21 u026's `device_map="DDP"`); those two run
     as well in one process, as most of the mature repositories' examples and notebooks do (read without
-    that condition, the issue 28 control gained some 85 unjudged save-all-ranks warnings there). Under `deepspeed`,
+    that condition, the issue 28 control gained some 85 unjudged save-all-ranks warnings there). An
+    `Accelerator` counts too where the file uses accelerate's multi-process API on it
+    (`accelerate_process_sign`: a barrier, a gather, `main_process_first()`), which does nothing in one
+    process: the file is written for several (lint heldout27c). Under `deepspeed`,
     `accelerate launch` or `torchrun` every statement at the top of such a file runs once per process,
     as in a DDP script. Never a notebook: Jupyter runs it in one process. The first such call, or None."""
     if file.notebook:
         return None
     shown = MULTI_PROCESS_WORDS.search(file.text) is not None
+    coordinated: bool | None = None  # accelerate's multi-process API used (computed once, where needed)
     for call in file.calls:
         qualname = file.qualname(call.func) or ""
         if qualname == "deepspeed.initialize":
             return call
+        if qualname.startswith("accelerate.") and terminal_name(call.func) == "Accelerator":
+            if coordinated is None:
+                coordinated = shown or accelerate_process_sign(file) is not None
+            if coordinated:
+                return call
         if not shown:
             continue
-        if qualname.startswith("accelerate.") and terminal_name(call.func) == "Accelerator":
-            return call
         if _hf_trainer(file, call.func):
             return call
     return None
@@ -451,17 +491,48 @@ def _hf_trainer(file: FileModel, func: ast.expr, depth: int = 0) -> bool:
 NOT_A_MODEL = re.compile(r"optim|sched|loader|data|^opt$", re.IGNORECASE)
 
 
-def prepared_model(file: FileModel, holder: ast.expr) -> ast.Call | None:
+def _given_at_every_call(file: FileModel, param: Param) -> list[ast.expr]:
+    """What each call of this file passes `param` (positional or by keyword); [] where the function is
+    also referenced (a callback, called from elsewhere), no call is seen, or a call does not show it."""
+    func = param.function
+    sites = file.call_sites.get(func, [])
+    if not sites or func in file.referenced or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return []
+    positional = [a.arg for a in func.args.posonlyargs + func.args.args]
+    out = []
+    for call, offset in sites:
+        index = positional.index(param.name) - offset if param.name in positional else -1
+        value = keyword(call, param.name, index) if index >= 0 else keyword(call, param.name)
+        if value is None:
+            return []
+        out.append(value)
+    return out
+
+
+def prepared_model(file: FileModel, holder: ast.expr, depth: int = 0) -> ast.Call | None:
     """The `accelerator.prepare(...)` call every value of `holder` comes from, where what it hands back there is
     the model (`model, optimizer, loader = accelerator.prepare(model, optimizer, loader)`: the first; not the
     optimizer, scheduler or loader beside it). Under a multi-process accelerate launch prepare wraps the model in
     DistributedDataParallel (lint heldout21 u004, u009, u024, heldout22b u005: `torch.save(model.state_dict(),
-    ...)` of what prepare returned, read by their readers as a wrapper's 'module.'-prefixed checkpoint). None
-    where any value comes from elsewhere."""
+    ...)` of what prepare returned, read by their readers as a wrapper's 'module.'-prefixed checkpoint). A
+    parameter is followed to what every call of its function in this file gives it. None where any value
+    comes from elsewhere."""
     if type(holder) is not ast.Name:
         return None
     found: ast.Call | None = None
     for b in file.lookup(holder) or []:
+        if isinstance(b, Param) and depth < 2:
+            # a parameter of a function of this file: what each of its calls gives it (`save_checkpoint(model,
+            # output_dir, epoch)`, `train(model, ...)` with the prepared model: lint heldout27 u020, heldout27b
+            # u016); none where the function is called from elsewhere too, or a call gives something else
+            passed = _given_at_every_call(file, b)
+            if not passed:
+                return None
+            for value in passed:
+                found = prepared_model(file, value, depth + 1)
+                if found is None:
+                    return None
+            continue
         if not isinstance(b, Binding) or b.kind != "value" or type(b.value) is not ast.Call:
             return None
         call = b.value

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from gpudoctor.linter.idioms import in_spawning_parent, is_distributed_program, lightning_multi_process, source
 from gpudoctor.linter.model import FileModel, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
-from gpudoctor.linter.rules.save_all_ranks import _single_process_arm
+from gpudoctor.linter.rules.save_all_ranks import _single_process_arm, world_of_one
 
 # A context that lets one process go first (`with torch_distributed_zero_first(rank):`, Accelerate's
 # `with accelerator.main_process_first():`, `with local_main_first():`).
@@ -53,7 +53,9 @@ class DatasetDownloadAllRanks(Rule):
     process, inside `with torch_distributed_zero_first(rank):` or
     `accelerator.main_process_first()`, or after a barrier that a rank test
     puts the other ranks at first (`if rank != 0: dist.barrier()`, the
-    zero-first pattern written out).
+    zero-first pattern written out), nor in a file whose every process group is a literal world
+    of one and that starts no processes (`init_process_group("gloo", rank=0, world_size=1)`: one
+    process downloads; lint heldout27 u014, a one-process 'multi-GPU' benchmark).
 
     A dataset class of another module (`get_dataset(name)(..., download=True)`)
     is not flagged: whether it downloads at all is not in this file (ResNeSt's
@@ -137,6 +139,8 @@ class DatasetDownloadAllRanks(Rule):
         calls = [c for c in file.calls if keyword(c, "download") is not None and self._downloads(file, c)]
         if not calls or not (is_distributed_program(file) or lightning_multi_process(file)):
             return
+        if world_of_one(file):
+            return  # every group a literal world of one, no process started: one process downloads (lint heldout27 u014)
         for call in calls:
             value = keyword(call, "download")
             assert value is not None

@@ -109,7 +109,8 @@ class LocalRankAsGlobalRank(Rule):
     else False` then `if is_rank0:`; a library's own spelling of it, Accelerate's
     `accelerator.is_local_main_process` and the Trainer's `is_local_process_zero()`: lint heldout23
     u054's wandb run) where one
-    such test guards writing files: a checkpoint save, a folder, a copy, a SummaryWriter, wandb (a private
+    such test guards writing files: a checkpoint save, a folder, a copy, a SummaryWriter, wandb, a file opened
+    to write (`open(path)` or `open(path, "r")` reads: lint heldout27 u038's config) (a private
     helper's name too: the DDP tutorial's `self._save_snapshot(epoch)` under `self.gpu_id == 0`, lint
     heldout25 u014..u018 and the multi-node copies of heldout25b). `local_rank in [-1, 0]` and `local_rank ==
     0 or local_rank == -1` (LLaVA's trainers, heldout25c u030, u033) are such tests: -1 is a run with no
@@ -504,6 +505,19 @@ def _chooses_the_global_rank_too(file: FileModel, tests: list[ast.expr]) -> bool
     return False
 
 
+def _reads_only(call: ast.Call) -> bool:
+    """`open(path)` or `open(path, "r")`: a file opened for reading writes nothing (lint heldout27 u038: a config
+    read under `self.local_rank == 0`). A mode that is not a literal may write, and so may a method's
+    `x.open(...)` (pathlib's takes the mode first, io's second)."""
+    if type(call.func) is not ast.Name or call.func.id != "open":
+        return False
+    mode = keyword(call, "mode", 1)
+    if mode is None:
+        return True
+    text = constant(mode, str)
+    return text is not None and not set(text) & set("wax+")
+
+
 def _writes(file: FileModel, block: list[ast.stmt]) -> str:
     """The first call in `block` that writes files, as `name()`, or ""."""
     for stmt in block:
@@ -511,6 +525,6 @@ def _writes(file: FileModel, block: list[ast.stmt]) -> str:
             # (a private helper's name too: the DDP tutorial's `self._save_snapshot(epoch)`, lint heldout25 u014..u018
             # and its multi-node copies in heldout25b)
             if type(node) is ast.Call and (WRITES.match(terminal_name(node.func).lstrip("_"))
-                                           or file.qualname(node.func) == "wandb.init"):
+                                           or file.qualname(node.func) == "wandb.init") and not _reads_only(node):
                 return f"`{terminal_name(node.func)}()`"
     return ""

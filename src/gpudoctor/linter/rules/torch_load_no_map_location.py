@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.arms import ruled_out
-from gpudoctor.linter.idioms import (DIST_INIT_HELPER, DISTRIBUTED_NEEDLES, TORCH, data_parallel_framework,
+from gpudoctor.linter.idioms import (DIST_INIT_HELPER, DISTRIBUTED_NEEDLES, TORCH, data_parallel_framework, framework_words,
                                      in_spawning_parent, is_distributed_program)
 from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.ranks import is_rank_condition
@@ -144,8 +144,7 @@ class TorchLoadNoMapLocation(Rule):
         # the file shows: lint heldout22b u005, u042, every Accelerate process loading the checkpoint)
         framework = None if distributed else data_parallel_framework(file)
         distributed = distributed or framework is not None
-        shown = "" if framework is None else \
-            f" (the file runs once per process under `{ast.unparse(framework.func)[:40]}(...)`, line {framework.lineno})"
+        shown = "" if framework is None else framework_words(file, framework)
         mapped = None if distributed else self._mapped_per_process(file, loads)
         # an excerpt that imports torch's process tools but shows nothing that starts them
         helpers = not distributed and mapped is None and any(

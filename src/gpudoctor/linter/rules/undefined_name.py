@@ -6,7 +6,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import replace
 
-from gpudoctor.linter.arms import arms
+from gpudoctor.linter.arms import after_exit, arms
 from gpudoctor.linter.idioms import data_parallel_framework, is_distributed_program
 from gpudoctor.linter.model import CONVENTIONAL, DEFS, LOOPS, FileModel, constant, keyword, position
 from gpudoctor.linter.ranks import is_rank_condition, rank_branch
@@ -103,7 +103,9 @@ class UndefinedName(Rule):
     Asked for by
     issue 41's whole-file samples (lint heldout9 to heldout11: `db`, `device`,
     `DataLoader`, `FastRCNNPredictor`, `save_model`, `train_with_deepspeed`, read
-    from nowhere).
+    from nowhere). Not a read below a `raise`, `return`, `continue` or `break` of
+    its block (`else: raise NotImplementedError`, then the call the raise replaced:
+    lint heldout27 u001): it never runs.
     """
 
     id = "undefined-name"
@@ -281,6 +283,8 @@ class UndefinedName(Rule):
             and file.function(read) is file.function(other)
 
     def _said(self, file: FileModel, read: ast.Name) -> Hit | None:
+        if after_exit(file, read) is not None:
+            return None  # below a `raise` or `return` of its block: never runs (lint heldout27 u001)
         if type(file.parent.get(read)) is ast.Expr and _last_statement(file, read):
             return None  # a bare name as the file's last statement: a line cut off (`pr`); one with more
             # lines after it in its block is a stray expression that raises (lint heldout25c u041's `oss`)

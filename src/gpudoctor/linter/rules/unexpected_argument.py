@@ -91,7 +91,9 @@ class UnexpectedArgument(Rule):
     took (FSDP's `fsdp_auto_wrap_policy`: a version question), other
     projects' wrappers of the same name (apex's DDP). Asked for by issue 41's
     samples (a PR review's `devices_ids=`, dev; a course file's
-    `super().__init__(embedding=...)`, dev2).
+    `super().__init__(embedding=...)`, dev2). One keyword given to one callee at
+    several calls is one mistake: one diagnostic at the first, naming the others
+    (lint heldout27b: four models wrapped in `DataParallel(..., broadcast_buffers=False)`).
     """
 
     id = "unexpected-argument"
@@ -179,7 +181,10 @@ class UnexpectedArgument(Rule):
             if bare and not near:
                 continue  # an unimported name's own keyword (apex's `delay_allreduce`): only a misspelling is said
             meant = f" (meant `{near[0]}`?)" if near else ""
-            yield Hit(kw.value, severity=ERROR if certain else WARNING,
+            # one keyword given to one callee at several calls is one mistake, said once at the first and
+            # naming the others (lint heldout27b u011: four models wrapped in `DataParallel(...,
+            # broadcast_buffers=False)` one after another, one reader's entry)
+            yield Hit(kw.value, severity=ERROR if certain else WARNING, cause=("unexpected keyword", name, kw.arg),
                       message=f"{name}() got an unexpected keyword argument `{kw.arg}`{meant}: TypeError "
                       + ("before any process starts" if name in SPAWNS else "on every rank")
                       + (f" (the file does not import {name}: read as torch's)" if bare else ""),
