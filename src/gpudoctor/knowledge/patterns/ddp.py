@@ -104,20 +104,29 @@ PATTERNS = [
         "DDP: some parameters did not get a gradient in the previous iteration",
         # the message, or its head where a paste cut it ("RuntimeError: Expected to have finish", open-mmlab/Amphion#45):
         # no other message of torch's starts with these words
-        r"Expected to have finished reduction in the prior iteration before starting a new one|(?:Error: |^)" + UNUSED_CUT,
-        ("finished reduction", "Expected to have finish"),
+        r"Expected to have finished reduction in the prior iteration before starting a new one|(?:Error: |^)" + UNUSED_CUT
+        # Lightning's own words for the same check (its DDP strategy catches torch's and raises this instead, Lightning 2.x); a
+        # paste may cut it after "the loss" (heldout28's anomalib-2622): no other message starts with these words
+        + r"|(?P<lightning>It looks like your LightningModule has parameters that were not used in producing the loss)",
+        ("finished reduction", "Expected to have finish", "were not used in producing the loss"),
         why="""DDP waits for a gradient of every parameter before it all-reduces. Some parameters were not used
         to compute the loss (an unused head, a branch taken only sometimes, outputs not in the loss), so the
-        reduction never finished.""",
-        fix="DistributedDataParallel(model, ..., find_unused_parameters=True)  # your other arguments as they are; or remove/freeze the unused parameters; TORCH_DISTRIBUTED_DEBUG=DETAIL names them",
+        reduction never finished. Lightning says it in its own words ("your LightningModule has parameters that were
+        not used in producing the loss"), with its own switch for the same DDP option.""",
+        fix="DistributedDataParallel(model, ..., find_unused_parameters=True)  # your other arguments as they are; or remove/freeze the unused parameters; TORCH_DISTRIBUTED_DEBUG=DETAIL names them; "
+        "under Lightning, as its message says: Trainer(strategy='ddp_find_unused_parameters_true') or strategy=DDPStrategy(find_unused_parameters=True)",
         examples=[
             ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates that your module has parameters that were not used in producing loss.", "HamPerdredes/SOOD#33"),
             ("RuntimeError: Expected to have finish", "open-mmlab/Amphion#45 (accelerate launch on GPUs 0,2; the paste ends there)"),
             ("RuntimeError: Expected to have finished reduction in the prior", "a paste cut mid-sentence"),
+            ("RuntimeError: It looks like your LightningModule has parameters that were not used in producing the loss returned by training_step. If this is intentional, you must enable the detection of unused parameters in DDP, either by setting the string value `strategy='ddp_find_unused_parameters_true'` or by setting the flag in the strategy with `strategy=DDPStrategy(find_unused_parameters=True)`.",
+             "chemprop/chemprop#853; p0p4k/pflowtts_pytorch#8 (strategy='ddp_find_unused_parameters_true' fixed it); Lightning-AI/pytorch-lightning#20685"),
         ],
         not_examples=[
             "RuntimeError: Expected to have finishing touches applied before export",  # not a head of DDP's message
             "Expected to have finished the epoch before saving; it is fine now",  # prose that only quotes the words
+            # Lightning's warning that the option is on but costs time (its own verdict's twin: nothing failed)
+            "UserWarning: It is recommended to use `self.log('loss', ..., sync_dist=True)` when logging on epoch level in distributed setting",
         ],
     ),
     pattern(
