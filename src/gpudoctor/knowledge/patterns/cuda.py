@@ -240,19 +240,26 @@ PATTERNS = [
         "cuda",
         CAUSE,
         E,
-        "the NVIDIA driver is older than the CUDA version torch was built for",
-        # a kernel's PTX built by a newer CUDA than the driver knows (CUDA 11.1+) is the same shortfall, found at JIT time
+        "the NVIDIA driver is older than the CUDA version the program (torch, or JAX's XLA) was built for or needs",
+        # a kernel's PTX built by a newer CUDA than the driver knows (CUDA 11.1+) is the same shortfall, found at JIT time;
+        # XLA's GPU runtime names the feature the driver's CUDA is too old for (command buffers need CUDA graphs of 12.3)
         r"The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\)|CUDA driver version is insufficient for CUDA runtime version"
-        r"|the provided PTX was compiled with an unsupported toolchain",
-        ("driver on your system is too old", "driver version is insufficient", "unsupported toolchain"),
+        r"|the provided PTX was compiled with an unsupported toolchain"
+        r"|(?P<feature>\w+) is not implemented for CUDA below version (?P<needs>\d+\.\d+)",
+        ("driver on your system is too old", "driver version is insufficient", "unsupported toolchain", "is not implemented for CUDA below version"),
         why="""Each CUDA release needs a minimum driver. torch was built with a newer CUDA than this driver
         supports, so CUDA cannot initialise and torch.cuda.is_available() is False; or a kernel's PTX (a
         compiled extension, Triton, a library's wheel) was built by a newer CUDA toolkit than the driver can
-        compile ('unsupported toolchain').""",
-        fix="nvidia-smi   # compare 'CUDA Version' with torch.version.cuda; update the driver or install the torch wheel for an older CUDA",
+        compile ('unsupported toolchain'); or JAX's XLA asked the driver for a feature its CUDA version does not have
+        ('not implemented for CUDA below version 12.3': the CUDA graph capture XLA's command buffers use).""",
+        fix="nvidia-smi   # compare 'CUDA Version' with torch.version.cuda; update the driver or install the torch wheel for an older CUDA; "
+        "XLA's 'not implemented for CUDA below version X': a driver whose 'CUDA Version' is X or newer, or XLA_FLAGS=--xla_gpu_enable_command_buffer= "
+        "to turn off the command buffers that need it",
         examples=[
             ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx", "torch's CUDA init error, as quoted in public issues"),
             ("RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version", "CUDA runtime error text"),
+            ("jaxlib.xla_extension.XlaRuntimeError: UNIMPLEMENTED: StreamBeginCaptureToGraph is not implemented for CUDA below version 12.3. Therefore tracing is not supported.",
+             "dev7w HEISENYAN-openpi train.out (driver 535, CUDA 12.2); openpi users' XLA_FLAGS=--xla_gpu_enable_command_buffer= workaround"),
         ],
         fields=groups,
     ),

@@ -12,13 +12,21 @@ PATTERNS = [
         CAUSE,
         E,
         "this torch build has no such distributed backend",
-        r"Distributed package doesn't have (?P<backend>NCCL|MPI|UCC) built in",
-        ("built in",),
+        r"Distributed package doesn't have (?P<backend>NCCL|MPI|UCC) built in"
+        # torch 0.4's THD (torch.distributed.deprecated in 1.0) in its own words: built without NCCL 2 (a source build that
+        # found only the NCCL 1 it ships), or without MPI
+        r"|the distributed (?P<thd>NCCL|MPI) backend is not available; try to recompile the THD package",
+        ("built in", "try to recompile the THD package"),
         why="""NCCL exists only in Linux CUDA builds of torch: Windows, macOS and CPU-only builds have gloo
-        (MPI only when torch was compiled with it).""",
-        fix='dist.init_process_group(backend="gloo")  # on Windows/macOS; for NCCL use Linux (or WSL2) with a CUDA build',
+        (MPI only when torch was compiled with it). torch 0.4's THD backend (torch.distributed.deprecated in torch 1.0)
+        says it as "try to recompile the THD package": a source build that did not find NCCL 2 (it then builds the NCCL 1
+        it ships, which THD cannot use).""",
+        fix='dist.init_process_group(backend="gloo")  # on Windows/macOS; for NCCL use Linux (or WSL2) with a CUDA build '
+        '(a torch built from source: rebuild where it finds NCCL 2, NCCL_ROOT_DIR=/path/to/nccl2, or install a CUDA wheel)',
         examples=[
             ("RuntimeError: Distributed package doesn't have NCCL built in", "Alpha-VLLM/LLaMA2-Accessory#166"),
+            ("RuntimeError: the distributed NCCL backend is not available; try to recompile the THD package with CUDA and NCCL 2+ support at /pytorch/torch/lib/THD/process_group/General.cpp:20",
+             "facebookresearch/maskrcnn-benchmark#122 (torch.distributed.deprecated); pytorch/pytorch#9932 (a source build that found only NCCL 1: NCCL_ROOT_DIR)"),
         ],
         fields=groups,
     ),
