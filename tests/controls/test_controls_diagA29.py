@@ -2,8 +2,9 @@
 Lightning's own words for DDP's unused parameters (`ddp-unused-parameters`), cuDNN that could not create its handle in
 TensorFlow's and Theano's words (`cudnn-error`), Slurm's refusal of a job's resource request (`slurm-request-refused`),
 the text-generation-inference / LoRAX launcher's NotEnoughCUDADevices (`gpus-fewer-than-asked`), llama-cpp-python's
-LLAMA_MAX_DEVICES check (`parallel-layout-refused`), torch 0.4's THD backend built without NCCL 2 (`backend-not-built`)
-and XLA's feature not implemented for the driver's CUDA version (`cuda-driver-too-old`). The sample's cases are the logs
+LLAMA_MAX_DEVICES check (`parallel-layout-refused`), torch 0.4's THD backend built without NCCL 2 (`backend-not-built`),
+XLA's feature not implemented for the driver's CUDA version (`cuda-driver-too-old`), MLC LLM's insufficient GPU memory
+(`framework-oom`) and logrus's fatal level (the NVIDIA Go tools: `unrecognised-failure` that quotes it, never a cause). The sample's cases are the logs
 as pasted; the other lines are real ones from the threads named beside them."""
 
 from __future__ import annotations
@@ -160,3 +161,38 @@ class TestXlaFeatureNeedsNewerCuda:
         text = ("jaxlib.xla_extension.XlaRuntimeError: UNIMPLEMENTED: Unsupported algorithm on the current device(s): "
                 "ALG_DOT_BF16_BF16_F32_X3\n")
         assert self.verdict not in errors(text)
+
+
+class TestMlcLlmInsufficientGpuMemory:
+    verdict = "framework-oom"
+    LINE = ("TVMError: Check failed: (output_res.IsOk()) is false: Insufficient GPU memory error: The available single GPU memory is "
+            "{free} MB, which is less than the sum of model weight size ({weights} MB) and temporary buffer size ({buffer} MB).\n")
+
+    def test_sibling_buffers_that_do_not_fit_beside_the_weights(self):
+        # mlc-ai/mlc-llm#3024 (a larger gpu_memory_utilization fixed it)
+        f = found(self.LINE.format(free="20584.716", weights="5977.188", buffer="15013.765"))[self.verdict]
+        assert f.severity is Severity.ERROR and "gpu_memory_utilization" in f.fix and f.fix.index("gpu_memory_utilization") < f.fix.index("tensor-parallel")
+
+    def test_sibling_weights_larger_than_the_gpu(self):
+        # mlc-ai/mlc-llm#2751 (q4f16_1 on a phone's 4.7 GB share)
+        f = found(self.LINE.format(free="4762.535", weights="4958.468", buffer="609.312"))[self.verdict]
+        assert f.fix.index("--tensor-parallel-shards") < f.fix.index("gpu_memory_utilization")
+
+    def test_control_the_engine_that_loads(self):
+        text = ("[2024-11-14 10:00:00] INFO engine_base.py:143: Using library model: /models/qwen-MLC/libs/cuda.so\n"
+                "[2024-11-14 10:00:05] INFO engine_base.py:180: The selected engine mode is local.\n" + TRAINED)
+        assert errors(text) == []
+
+
+class TestLogrusFatalLevel:
+    def test_sibling_a_go_tools_fatal_line_is_quoted_never_a_cause(self):
+        # heldout27 mig-parted-44: its config's devices given as a string (log-inconclusive before)
+        f = api.diagnose(case("heldout27", "mig-parted-44-single-gpu-config")).findings[0]
+        assert f.id == "unrecognised-failure" and f.evidence["kind"] == "fatallevel"
+        assert "invalid string input for 'devices'" in f.evidence["log"]
+
+    def test_control_its_info_and_warn_levels(self):
+        # nvidia-ctk cdi generate's own lines before it succeeds (NVIDIA/nvidia-container-toolkit#396)
+        text = ('INFO[0000] Auto-detected mode as "nvml"\nWARN[0000] Could not locate /dev/dri/controlD64: pattern /dev/dri/controlD64 not found\n'
+                "INFO[0000] Using driver version 545.29.06\nINFO[0000] Generated CDI spec with version 0.8.0\n")
+        assert errors(text) == []
