@@ -95,6 +95,18 @@ def private_attribute_fields(m, _context):
     return {"attribute": m.group("attribute"), "step": m.group("attribute")}
 
 
+# Lightning raises DDP's check in its own words and has its own switch for the option (its message names it)
+LIGHTNING_UNUSED_STEP = ("Lightning's own switch, as its message says: Trainer(strategy='ddp_find_unused_parameters_true'), or "
+                         "strategy=DDPStrategy(find_unused_parameters=True)")
+
+
+def unused_fields(m: re.Match, _context: list[str]) -> dict:
+    """Lightning's words carry its own step (the fix's first); torch's keep the fix as it is."""
+    if m.group("lightning"):
+        return {"by": "lightning", "read_as": "ddp-unused-parameters", "step": LIGHTNING_UNUSED_STEP}
+    return {}
+
+
 PATTERNS = [
     pattern(
         "ddp-unused-parameters",
@@ -111,10 +123,8 @@ PATTERNS = [
         ("finished reduction", "Expected to have finish", "were not used in producing the loss"),
         why="""DDP waits for a gradient of every parameter before it all-reduces. Some parameters were not used
         to compute the loss (an unused head, a branch taken only sometimes, outputs not in the loss), so the
-        reduction never finished. Lightning says it in its own words ("your LightningModule has parameters that were
-        not used in producing the loss"), with its own switch for the same DDP option.""",
-        fix="DistributedDataParallel(model, ..., find_unused_parameters=True)  # your other arguments as they are; or remove/freeze the unused parameters; TORCH_DISTRIBUTED_DEBUG=DETAIL names them; "
-        "under Lightning, as its message says: Trainer(strategy='ddp_find_unused_parameters_true') or strategy=DDPStrategy(find_unused_parameters=True)",
+        reduction never finished.""",
+        fix="DistributedDataParallel(model, ..., find_unused_parameters=True)  # your other arguments as they are; or remove/freeze the unused parameters; TORCH_DISTRIBUTED_DEBUG=DETAIL names them",
         examples=[
             ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates that your module has parameters that were not used in producing loss.", "HamPerdredes/SOOD#33"),
             ("RuntimeError: Expected to have finish", "open-mmlab/Amphion#45 (accelerate launch on GPUs 0,2; the paste ends there)"),
@@ -128,6 +138,7 @@ PATTERNS = [
             # Lightning's warning that the option is on but costs time (its own verdict's twin: nothing failed)
             "UserWarning: It is recommended to use `self.log('loss', ..., sync_dist=True)` when logging on epoch level in distributed setting",
         ],
+        fields=unused_fields,
     ),
     pattern(
         "ddp-find-unused-not-needed",

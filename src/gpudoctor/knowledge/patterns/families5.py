@@ -34,6 +34,25 @@ def clap_fields(m: re.Match, context: list[str]) -> dict:
             out.update({k: v.strip() for k, v in hint.groupdict().items() if v and k not in out})
     return out
 
+# cuDNN that could not create its handle, in the words of the framework that asked: what that framework's own step is
+CUDNN_HANDLE_STEP = ("cuDNN could not create its handle (TensorFlow's words): TensorFlow maps nearly all of the GPU's memory before cuDNN "
+                     "asks for its own, so tf.config.experimental.set_memory_growth(gpu, True) for each GPU (TF 1.x: "
+                     "config.gpu_options.allow_growth = True; or TF_FORCE_GPU_ALLOW_GROWTH=true), and another process on the GPU "
+                     "(nvidia-smi) stopped; then a cuDNN of the version this TensorFlow build names")
+THEANO_HANDLE_STEP = ("Theano's gpuarray could not create cuDNN's handle, and says it can be a sign of a too old driver: a driver as new as "
+                      "the CUDA that Theano and cuDNN were built for (nvidia-smi's Driver Version against CUDA's table), and that cuDNN's build")
+
+
+def cudnn_fields(m: re.Match, context: list[str]) -> dict:
+    """The message's status; a handle not created carries its framework's own step (the fix's first)."""
+    out = groups(m, context)
+    if m.group("handle_status"):
+        out.update(read_as="cudnn-error", step=CUDNN_HANDLE_STEP)
+    elif m.group("theano"):
+        out.update(read_as="cudnn-error", step=THEANO_HANDLE_STEP)
+    return out
+
+
 PATTERNS = [
     pattern(
         ILLEGAL_INSTRUCTION,
@@ -343,7 +362,7 @@ PATTERNS = [
         "cuda",
         CAUSE,
         E,
-        "cuDNN failed to run a convolution or normalisation (or could not start: its handle)",
+        "cuDNN failed to run a convolution or normalisation",
         # torch 1.13+ (cuDNN v8 API) says it finds no engine; torch 1.8-1.12 said it found no valid algorithm
         r"(?P<op>GET|FIND) was unable to find an engine to execute this computation|Unable to find a valid cuDNN algorithm to run convolution"
         r"|cuDNN error: (?P<status>CUDNN_STATUS_\w+)"
@@ -361,10 +380,7 @@ PATTERNS = [
         not match. CUDNN_STATUS_EXECUTION_FAILED: a kernel failed, often after an earlier CUDA error.""",
         fix="""check the GPU's free memory when it fails (nvidia-smi; a smaller batch) and that cuDNN comes from the torch build
         (python -c "import torch; print(torch.__version__, torch.version.cuda, torch.backends.cudnn.version())" and no other
-        libcudnn on LD_LIBRARY_PATH); torch.backends.cudnn.enabled = False for one run tells a cuDNN problem from the model's;
-        TensorFlow's "could not create cudnn handle": tf.config.experimental.set_memory_growth(gpu, True) for each GPU
-        (TF 1.x: config.gpu_options.allow_growth = True), as TensorFlow takes the GPU's memory before cuDNN asks for its own,
-        and a cuDNN of the version the TensorFlow build names; Theano's: a driver as new as its CUDA asks""".replace("\n        ", " "),
+        libcudnn on LD_LIBRARY_PATH); torch.backends.cudnn.enabled = False for one run tells a cuDNN problem from the model's""".replace("\n        ", " "),
         examples=[
             ("RuntimeError: GET was unable to find an engine to execute this computation", "hpcaitech/Open-Sora#254 (single-GPU training, backward pass)"),
             ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "torch's cuDNN error text"),
@@ -379,7 +395,7 @@ PATTERNS = [
             "UserWarning: Applied workaround for CuDNN issue, install nvrtc.so",
             "cudnn version: 8902",
         ],
-        fields=groups,
+        fields=cudnn_fields,
     ),
     pattern(
         "tgi-flash-attention-unavailable",
