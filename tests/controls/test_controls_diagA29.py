@@ -90,6 +90,12 @@ class TestSlurmRequestRefused:
         assert errors("sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification\n")[0] == "gpu-not-handed-over"
         assert errors("sbatch: error: Batch job submission failed: Protocol authentication error\n")[0] == "slurm-auth-failed"
 
+    def test_control_a_heading_that_quotes_the_refusal(self):
+        # a thread's title or heading is the reporter's words: no cause from it alone
+        text = ("# sbatch: error: Batch job submission failed: Requested node configuration is not available\n\n"
+                "I submit my training script and get the error above. My script asks for --gres=gpu:4.\n")
+        assert self.verdict not in errors(text)
+
     def test_control_a_job_that_waited_then_ran(self):
         text = ("srun: job 123456 queued and waiting for resources\nsrun: job 123456 has been allocated resources\n" + TRAINED)
         assert errors(text) == []
@@ -124,6 +130,10 @@ class TestLlamaCppSplitOverMaxDevices:
                 "LLAMA_MAX_DEVICES=1\n")  # abetlen/llama-cpp-python#1166
         f = found(text)[self.verdict]
         assert f.severity is Severity.ERROR and "LLAMA_MAX_DEVICES (1)" in f.title and "CUDA build" in f.fix
+
+    def test_control_the_message_only_in_the_title(self):
+        # heldout26 llama-cpp-python-1198: the title quotes the ValueError, the pasted traceback is cut before it: undecided
+        assert self.verdict not in errors(case("heldout26", "llama-cpp-python-1198-docker-two-gpu-start"))
 
     def test_control_a_split_that_loads(self):
         text = ("llm_load_tensors: offloading 32 repeating layers to GPU\nllm_load_tensors: offloaded 33/33 layers to GPU\n"

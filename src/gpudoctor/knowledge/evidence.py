@@ -78,7 +78,7 @@ FATAL_LEVEL = LEVEL_AT.format(caps="CRITICAL|FATAL|PANIC", glog="F", lower="fata
     r"|(?:^|(?<=\s))[a-z][\w.\-]*(?:\[\d+\])?: fatal: (?=\S)"
     # logrus's text format on a terminal (the NVIDIA Go tools: mig-parted, nvidia-ctk, the device plug-in): a four-letter
     # level and the seconds since start, "FATA[0000] ..." (logrus exits after it; PANI is its panic level)
-    r"|(?:^|(?<=\s))(?:FATA|PANI)\[\d{4,}\] (?=\S)")
+    r"|(?:^|(?<=\s)(?<!^# ))(?:FATA|PANI)\[\d{4,}\] (?=\S)")
 # An error-level line whose message says a call of the program raised: the server's handler caught an
 # exception ("Exception calling application: ...", "Error in StreamActions: ..."). A component retrying a
 # connection says none of these, nor does a server refusing an optional request it does not implement

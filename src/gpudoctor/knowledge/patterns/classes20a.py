@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge.pattern import CAUSE, NOT_HEADING, groups, pattern
 
 E = Severity.ERROR
 GPUS_FEWER, LAYOUT_REFUSED = "gpus-fewer-than-asked", "parallel-layout-refused"
@@ -70,7 +70,7 @@ FEWER = (
     + r"|No slot '(?P<slot>\d+)' specified on host '(?P<host>[^']+)'"
     # text-generation-inference's and LoRAX's launcher: --sharded true where the GPUs it counts (CUDA_VISIBLE_DEVICES or
     # NVIDIA_VISIBLE_DEVICES, not the driver's list) are fewer than two (its LauncherError::NotEnoughCUDADevices)
-    + r"|NotEnoughCUDADevices\(\W*(?P<sharded>sharded)`? is true but only found (?P<seen_sharded>\d+) CUDA devices"
+    + r"|" + NOT_HEADING + r"NotEnoughCUDADevices\(\W*(?P<sharded>sharded)`? is true but only found (?P<seen_sharded>\d+) CUDA devices"
 )
 
 # Parallel strategies, as messages name them
@@ -113,7 +113,7 @@ LAYOUT = NOT_WARNED + "(?:" + (
     # a split over more devices than the build allows (llama.cpp's LLAMA_MAX_DEVICES)
     r"|(?P<split>\w*split\w*(?:\.size\(\))?)\s*<=?\s*(?P<limit>\w*MAX_DEVICES\w*)"
     # the same limit in llama-cpp-python's words (its Llama(tensor_split=...) check before it calls llama.cpp)
-    r"|Attempt to split tensors that exceed maximum supported devices\. Current (?P<limit_py>LLAMA_MAX_DEVICES)=(?P<max_devices>\d+)"
+    r"|" + NOT_HEADING + r"Attempt to split tensors that exceed maximum supported devices\. Current (?P<limit_py>LLAMA_MAX_DEVICES)=(?P<max_devices>\d+)"
 ) + ")"
 NUMBER = re.compile(r"\(?(-?\d+)\)?")
 SIZE_NUMBERS = re.compile(r"\s*\(?-?\d+\)?")  # the numbers a product of sizes gives, taken out of its words

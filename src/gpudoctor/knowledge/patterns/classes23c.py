@@ -34,7 +34,7 @@ from typing import Optional
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.libraries import package_of, project_of
 from gpudoctor.knowledge.operand_types import without_operand_message
-from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge.pattern import CAUSE, NOT_HEADING, groups, pattern
 from gpudoctor.knowledge.signature import search_url
 from gpudoctor.knowledge.signs import ENVIRONMENT_WORDS, Sign
 
@@ -181,7 +181,7 @@ PATTERNS = [
         # root errors, PaddlePaddle's class alone
         r"|(?P<wrapper>ResourceExhaustedError): *(?:(?P<roots>\d+) root error\(s\) found\.?)? *$"
         # MLC LLM's engine (TVM): the model's weights and its temporary buffers against one GPU's memory, before it serves
-        r"|Insufficient GPU memory error: The available single GPU memory is (?P<mlc_free>[\d.]+) MB, which is less than the sum of model "
+        r"|" + NOT_HEADING + r"Insufficient GPU memory error: The available single GPU memory is (?P<mlc_free>[\d.]+) MB, which is less than the sum of model "
         r"weight size \((?P<mlc_weights>[\d.]+) MB\) and temporary buffer size \((?P<mlc_buffer>[\d.]+) MB\)",
         ("OOM when allocating tensor", "Out of memory while trying", "Out of memory allocating", "Out of memory error on GPU", "ResourceExhaustedError:",
          "Insufficient GPU memory error: "),

@@ -4,7 +4,7 @@ import re
 
 from gpudoctor.catalog.findings.diagnose import OOM_FIX
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge.pattern import CAUSE, NOT_HEADING, groups, pattern
 from gpudoctor.knowledge.patterns.classes24a import GIVEN_A_GPU
 from gpudoctor.knowledge import xid
 
@@ -257,7 +257,7 @@ PATTERNS = [
         # XLA's GPU runtime names the feature the driver's CUDA is too old for (command buffers need CUDA graphs of 12.3)
         r"The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\)|CUDA driver version is insufficient for CUDA runtime version"
         r"|the provided PTX was compiled with an unsupported toolchain"
-        r"|(?P<feature>\w+) is not implemented for CUDA below version (?P<needs>\d+\.\d+)",
+        r"|" + NOT_HEADING + r"(?P<feature>\w+) is not implemented for CUDA below version (?P<needs>\d+\.\d+)",
         ("driver on your system is too old", "driver version is insufficient", "unsupported toolchain", "is not implemented for CUDA below version"),
         why="""Each CUDA release needs a minimum driver. torch was built with a newer CUDA than this driver
         supports, so CUDA cannot initialise and torch.cuda.is_available() is False; or a kernel's PTX (a

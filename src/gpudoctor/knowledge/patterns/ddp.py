@@ -3,7 +3,7 @@
 import re
 
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, head_of, pattern
+from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, NOT_HEADING, groups, head_of, pattern
 from gpudoctor.knowledge.patterns import classes9
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
@@ -119,7 +119,7 @@ PATTERNS = [
         r"Expected to have finished reduction in the prior iteration before starting a new one|(?:Error: |^)" + UNUSED_CUT
         # Lightning's own words for the same check (its DDP strategy catches torch's and raises this instead, Lightning 2.x); a
         # paste may cut it after "the loss" (heldout28's anomalib-2622): no other message starts with these words
-        + r"|(?P<lightning>It looks like your LightningModule has parameters that were not used in producing the loss)",
+        + r"|" + NOT_HEADING + r"(?P<lightning>It looks like your LightningModule has parameters that were not used in producing the loss)",
         ("finished reduction", "Expected to have finish", "were not used in producing the loss"),
         why="""DDP waits for a gradient of every parameter before it all-reduces. Some parameters were not used
         to compute the loss (an unused head, a branch taken only sometimes, outputs not in the loss), so the

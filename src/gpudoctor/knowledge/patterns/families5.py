@@ -15,7 +15,7 @@ something else.
 import re
 
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, groups, pattern
+from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, NOT_HEADING, groups, pattern
 
 E, W = Severity.ERROR, Severity.WARN
 
@@ -368,8 +368,8 @@ PATTERNS = [
         r"|cuDNN error: (?P<status>CUDNN_STATUS_\w+)"
         # the same status where cuDNN could not even create its handle: TensorFlow's stream executor (an E line, then its
         # "Failed to get convolution algorithm" or a Check failure), Theano's gpuarray (its own hint: a too old driver)
-        r"|[Cc]ould not create cudnn handle: (?P<handle_status>CUDNN_STATUS_\w+)"
-        r"|(?P<theano>Error creating cudnn handle\. This can be a sign of a too old driver)",
+        r"|" + NOT_HEADING + r"[Cc]ould not create cudnn handle: (?P<handle_status>CUDNN_STATUS_\w+)"
+        r"|" + NOT_HEADING + r"(?P<theano>Error creating cudnn handle\. This can be a sign of a too old driver)",
         ("unable to find an engine", "valid cuDNN algorithm", "cuDNN error: CUDNN_STATUS_", "ould not create cudnn handle: CUDNN_STATUS_",
          "Error creating cudnn handle"),
         why="""cuDNN (the library torch uses for convolutions, RNNs and some normalisations) refused the call. 'Unable to find an
@@ -460,7 +460,7 @@ PATTERNS = [
         # step that asked: sbatch's submission, srun's and salloc's allocation. A request the GPU plug-in cannot read (an
         # invalid GRES) and MUNGE's authentication error are the container/cluster classes' (patterns/classes24a.py,
         # patterns/classes11b.py), and a controller that does not answer is slurm-controller-unreachable's.
-        r"(?P<client>sbatch|srun|salloc): error: (?:Batch job submission failed|Unable to allocate resources|Job submit/allocate failed): "
+        NOT_HEADING + r"(?P<client>sbatch|srun|salloc): error: (?:Batch job submission failed|Unable to allocate resources|Job submit/allocate failed): "
         r"(?P<reason>Requested node configuration is not available|Node count specification invalid|More processors requested than permitted"
         r"|Invalid partition name specified|Invalid account or account/partition combination specified|Invalid qos specification"
         r"|Job violates accounting/QOS policy|Memory required by task is not available|Requested time limit is invalid"

@@ -1,7 +1,7 @@
 """What the platform's torch build cannot do (Windows, macOS, CPU-only builds)."""
 
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge.pattern import CAUSE, NOT_HEADING, groups, pattern
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
 
@@ -28,7 +28,7 @@ PATTERNS = [
         r"Distributed package doesn't have (?P<backend>NCCL|MPI|UCC) built in"
         # torch 0.4's THD (torch.distributed.deprecated in 1.0) in its own words: built without NCCL 2 (a source build that
         # found only the NCCL 1 it ships), or without MPI
-        r"|the distributed (?P<thd>NCCL|MPI) backend is not available; try to recompile the THD package",
+        r"|" + NOT_HEADING + r"the distributed (?P<thd>NCCL|MPI) backend is not available; try to recompile the THD package",
         ("built in", "try to recompile the THD package"),
         why="""NCCL exists only in Linux CUDA builds of torch: Windows, macOS and CPU-only builds have gloo
         (MPI only when torch was compiled with it).""",
