@@ -75,7 +75,10 @@ FATAL_LEVEL = LEVEL_AT.format(caps="CRITICAL|FATAL|PANIC", glog="F", lower="fata
     # (after a replica's or a PE's name: "REPLICA 1 FATAL ERROR: CUDASOA integration is incompatible ..."), and a daemon's
     # lower-case level after its own name, as Slurm's daemons write it ("slurmd: fatal: can't stat gres.conf file ...")
     r"|(?:^|(?<=[\s\]|:]))FATAL ERROR:"
-    r"|(?:^|(?<=\s))[a-z][\w.\-]*(?:\[\d+\])?: fatal: (?=\S)")
+    r"|(?:^|(?<=\s))[a-z][\w.\-]*(?:\[\d+\])?: fatal: (?=\S)"
+    # logrus's text format on a terminal (the NVIDIA Go tools: mig-parted, nvidia-ctk, the device plug-in): a four-letter
+    # level and the seconds since start, "FATA[0000] ..." (logrus exits after it; PANI is its panic level)
+    r"|(?:^|(?<=\s)(?<!^# ))(?:FATA|PANI)\[\d{4,}\] (?=\S)")
 # An error-level line whose message says a call of the program raised: the server's handler caught an
 # exception ("Exception calling application: ...", "Error in StreamActions: ..."). A component retrying a
 # connection says none of these, nor does a server refusing an optional request it does not implement
@@ -292,6 +295,8 @@ RULES += (
             # https://github.com/BiBiServ/bibigrid/issues/705: slurmd stops (systemd: "Failed to start Slurm node daemon.")
             "Feb 02 09:52:07 bibigrid-worker slurmd[12912]: slurmd: fatal: can't stat gres.conf file /dev/nvidia0: No such file or directory",
             "2024-01-01 10:00:00,000 - CRITICAL - Loss diverged, stopping",  # the level and words that it stops
+            # NVIDIA/mig-parted#44 (heldout27): a config whose devices is a string; logrus's text level, then exit 1
+            "FATA[0000] Error parsing config file: unmarshal error: error unmarshaling JSON: while decoding JSON: invalid string input for 'devices': 7",
         ),
         ("--log-level CRITICAL", "logging.CRITICAL: 50", "log_level: FATAL", "FATAL: 0 tests", "F1 score 0.91 at epoch 3",
          "*** MPI_ERRORS_ARE_FATAL (see the docs)", "fatal: No names found, cannot describe anything.",  # git's, a build's probe

@@ -52,6 +52,7 @@ TRIGGERS = (
     "abort",
     "exit",
     "fatal",
+    "fata[",  # logrus's text level ("FATA[0000] ..."), the NVIDIA Go tools' fatal line
     "assert",
     "terminat",
     "what():",

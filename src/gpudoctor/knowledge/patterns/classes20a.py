@@ -34,7 +34,7 @@ from __future__ import annotations
 import re
 
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge.pattern import CAUSE, NOT_HEADING, groups, pattern
 
 E = Severity.ERROR
 GPUS_FEWER, LAYOUT_REFUSED = "gpus-fewer-than-asked", "parallel-layout-refused"
@@ -68,6 +68,9 @@ FEWER = (
     + r"|No available node types can fulfill resource request \{[^}]*'GPU': (?P<ray_gpus>\d+)(?:\.0)?"
     # DeepSpeed's launcher: --include/--exclude names a GPU slot the host's list does not have
     + r"|No slot '(?P<slot>\d+)' specified on host '(?P<host>[^']+)'"
+    # text-generation-inference's and LoRAX's launcher: --sharded true where the GPUs it counts (CUDA_VISIBLE_DEVICES or
+    # NVIDIA_VISIBLE_DEVICES, not the driver's list) are fewer than two (its LauncherError::NotEnoughCUDADevices)
+    + r"|" + NOT_HEADING + r"NotEnoughCUDADevices\(\W*(?P<sharded>sharded)`? is true but only found (?P<seen_sharded>\d+) CUDA devices"
 )
 
 # Parallel strategies, as messages name them
@@ -109,6 +112,8 @@ LAYOUT = NOT_WARNED + "(?:" + (
     r"|There are not enough slots available in the system to satisfy the (?P<slots>\d+)"
     # a split over more devices than the build allows (llama.cpp's LLAMA_MAX_DEVICES)
     r"|(?P<split>\w*split\w*(?:\.size\(\))?)\s*<=?\s*(?P<limit>\w*MAX_DEVICES\w*)"
+    # the same limit in llama-cpp-python's words (its Llama(tensor_split=...) check before it calls llama.cpp)
+    r"|" + NOT_HEADING + r"Attempt to split tensors that exceed maximum supported devices\. Current (?P<limit_py>LLAMA_MAX_DEVICES)=(?P<max_devices>\d+)"
 ) + ")"
 NUMBER = re.compile(r"\(?(-?\d+)\)?")
 SIZE_NUMBERS = re.compile(r"\s*\(?-?\d+\)?")  # the numbers a product of sizes gives, taken out of its words
@@ -163,6 +168,15 @@ def fewer_fields(m: re.Match, context: list[str]) -> dict:
         out["step"] = (f"Ray places each task or actor on one node, so num_gpus={n} is never placed where no node has {n} GPUs: ask for at "
                        f"most one node's GPUs per actor and spread the rest over actors or a placement group (vLLM: tensor parallel "
                        f"within a node, pipeline parallel across nodes), or add a node type with {n} GPUs")
+        return out
+    if out.pop("sharded", None):
+        n = out.pop("seen_sharded")
+        out["detail"] = f"--sharded true, the launcher counts {n} GPU"
+        out["step"] = (f"the text-generation-inference (or LoRAX) launcher counts the entries of CUDA_VISIBLE_DEVICES (else "
+                       f"NVIDIA_VISIBLE_DEVICES) between commas, not the driver's GPUs, and counted {n}"
+                       + (" (a variable that holds 'all', as docker's --gpus all sets NVIDIA_VISIBLE_DEVICES, counts as one)" if n == "1" else "")
+                       + ": list the GPUs (-e CUDA_VISIBLE_DEVICES=0,1) or give --num-shard with the GPU count, or run one shard "
+                       "(--sharded false) on a single GPU")
         return out
     if out.get("slot"):
         out["detail"] = f"GPU slot {out['slot']} on {out['host']}"
@@ -278,6 +292,8 @@ LAYOUT_SAID = (("condition", product_said), ("dims", dims_said), ("built", built
 def layout_fields(m: re.Match, context: list[str]) -> dict:
     """Which check refused the layout, with the message's numbers, and the step that makes the sizes agree."""
     out = groups(m, context)
+    if out.get("limit_py"):  # llama-cpp-python's words for llama.cpp's check: the same split and limit
+        out["split"], out["limit"] = "tensor_split", f"{out.pop('limit_py')} ({out.pop('max_devices')})"
     said = next((words for key, words in LAYOUT_SAID if out.get(key)), None)
     out["detail"], out["step"] = said(out) if said is not None else ("", "the message names the sizes that disagree")
     return out
@@ -292,7 +308,7 @@ PATTERNS = [
         "the job asks for more GPUs (or a higher GPU index) than the process sees",
         NOT_WARNED + r"(?:Not enough CUDA devices to support n_devices (?P<n_devices>\d+)|"
         r"The requested device for (?P<engine>\w+) \((?P<device>cuda:\d+)\) is not available|" + FEWER + ")",
-        ("Not enough CUDA devices", "The requested device for", "than the number of", "than the count of", "than the total",
+        ("Not enough CUDA devices", "NotEnoughCUDADevices", "The requested device for", "than the number of", "than the count of", "than the total",
          "available devices", "available GPUs", "visible devices", "visible GPUs", "but have", "but only", "but found",
          "exceeds the total number of available GPUs", "can fulfill resource request", "No slot '", "less than or equal to the number of",
          "no more than the number of", "at most the number of", "Current node has no GPU available",
@@ -329,6 +345,8 @@ PATTERNS = [
             ("`Ray does not allocate any GPUs on the driver node. Consider adjusting the Ray placement group or running the driver on a GPU node.`",
              "vllm-project/vllm#2406 (multi-node serving over a Ray cluster, the server started on a node without a GPU bundle)"),
             ("ValueError: No slot '4' specified on host 'localhost'", "DeepSpeed's launcher (--include localhost:4 on a host with 4 GPUs, slots 0 to 3)"),
+            ('Error: NotEnoughCUDADevices("`sharded` is true but only found 1 CUDA devices")',
+             "predibase/lorax#150 (docker --gpus all on a 3090 + 3060 host); text-generation-inference's launcher find_num_shards"),
         ],
         not_examples=[
             "RuntimeError: CUDA error: invalid device ordinal",
@@ -365,6 +383,8 @@ PATTERNS = [
              "bigscience-workshop/Megatron-DeepSpeed#407, deepspeedai/Megatron-DeepSpeed#474 (--zero-stage 3 with the model built as a pipeline module)"),
             ("error report :stderr GGML_ASSERT: binding.cpp:712: split_arg.size() <= LLAMA_MAX_DEVICES",
              "mudler/LocalAI#944 (a tensor_split over 4 V100s in a binding built with LLAMA_MAX_DEVICES 1)"),
+            ("ValueError: Attempt to split tensors that exceed maximum supported devices. Current LLAMA_MAX_DEVICES=1",
+             "abetlen/llama-cpp-python#1166 (tensor_split over two GPUs; llama_max_devices() returns 1 in a build without CUDA)"),
             ("RuntimeError: world_size (4) is not divisible by tensor_model_parallel_size (8) x pipeline_model_parallel_size (1)",
              "Megatron-LM's initialize_model_parallel check (a TP size larger than the GPUs started)"),
             ("There are not enough slots available in the system to satisfy the 4", "Open MPI's mpirun (-n 4 on a host whose slots, its cores, are fewer)"),

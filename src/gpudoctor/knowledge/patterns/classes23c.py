@@ -34,7 +34,7 @@ from typing import Optional
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.libraries import package_of, project_of
 from gpudoctor.knowledge.operand_types import without_operand_message
-from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge.pattern import CAUSE, NOT_HEADING, groups, pattern
 from gpudoctor.knowledge.signature import search_url
 from gpudoctor.knowledge.signs import ENVIRONMENT_WORDS, Sign
 
@@ -127,6 +127,14 @@ JAX_STEP = ("JAX (XLA): JAX takes 75% of each GPU's memory when it starts, so a 
             "or torch one: nvidia-smi lists it) leaves it too little: XLA_PYTHON_CLIENT_PREALLOCATE=false in the others, or one process per GPU; "
             "one process that needs more than its share: XLA_PYTHON_CLIENT_MEM_FRACTION=.95; else lower the batch size or shard the arrays "
             "across the GPUs (jax.sharding)")
+# MLC LLM's own three remedies, the one its numbers decide first: weights larger than the GPU's share, or buffers that do not fit beside them
+MLC_STEP_WEIGHTS = ("MLC LLM's own advice: the weights alone do not fit one GPU's share, so enable tensor parallelism by passing "
+                    "--tensor-parallel-shards $NGPU to mlc_llm gen_config (then compile the model library again), or use a smaller "
+                    "quantization; a larger gpu_memory_utilization (default 0.85) only helps when the weights nearly fit")
+MLC_STEP_BUFFER = ("MLC LLM's own advice: the weights fit, the temporary buffers beside them do not: set a larger gpu_memory_utilization "
+                   "(EngineConfig(gpu_memory_utilization=0.9); the default is 0.85) or a smaller --prefill-chunk-size in mlc_llm gen_config; "
+                   "or spread the weights over GPUs with --tensor-parallel-shards $NGPU to mlc_llm gen_config (then compile the model "
+                   "library again), or a smaller quantization")
 PADDLE_STEP = ("PaddlePaddle's own advice: check whether another process uses that GPU (nvidia-smi): stop it or start PaddlePaddle on "
                "another GPU (CUDA_VISIBLE_DEVICES); if not, decrease the batch size of your model")
 
@@ -143,6 +151,10 @@ def oom_fields(m: re.Match, context: list[str]) -> dict:
         place = "in host memory (device CPU)" if host else (f"on {device}" if device else "on its device")
         out["detail"] = f"TensorFlow, {place}, allocating a tensor of shape [{m.group('shape')[:60]}]"
         out["step"] = TF_HOST_STEP if host else TF_STEP
+    elif m.group("mlc_free") is not None:
+        free, weights, buffer = (float(m.group(k)) for k in ("mlc_free", "mlc_weights", "mlc_buffer"))
+        out["detail"] = f"MLC LLM, one GPU's {free:.0f} MB for weights of {weights:.0f} MB and buffers of {buffer:.0f} MB"
+        out["step"] = MLC_STEP_WEIGHTS if weights >= free else MLC_STEP_BUFFER
     elif m.group("bytes") is not None:
         out["detail"] = f"JAX (XLA), allocating {int(m.group('bytes')) / 2**30:.2f} GiB"
         out["step"] = JAX_STEP
@@ -160,15 +172,19 @@ PATTERNS = [
         "cuda",
         CAUSE,
         E,
-        "a framework other than PyTorch (TensorFlow, JAX, PaddlePaddle) ran out of memory",
+        "a framework other than PyTorch (TensorFlow, JAX, PaddlePaddle, MLC LLM) ran out of memory",
         r"OOM when allocating tensor (?:with|of) shape ?\[(?P<shape>[^\]]*)\](?:.*?device:(?P<device>[A-Z]+):(?P<index>\d+))?"
         r"|(?i:resource[_ ]exhausted): Out of memory (?:while trying to allocate|allocating) (?P<bytes>\d+) bytes"
         r"|Out of memory error on GPU (?P<gpu>\d+)\. Cannot allocate (?P<requested>[\d.]+ ?[KMGT]?i?B) memory on GPU \d+"
         r"(?:, (?:[\d.]+ ?[KMGT]?i?B memory has been allocated and )?available memory is only (?P<available>[\d.]+ ?[KMGT]?i?B))?"
         # the exception's line that only wraps it (the allocation is named on the lines under it): TensorFlow's count of its
         # root errors, PaddlePaddle's class alone
-        r"|(?P<wrapper>ResourceExhaustedError): *(?:(?P<roots>\d+) root error\(s\) found\.?)? *$",
-        ("OOM when allocating tensor", "Out of memory while trying", "Out of memory allocating", "Out of memory error on GPU", "ResourceExhaustedError:"),
+        r"|(?P<wrapper>ResourceExhaustedError): *(?:(?P<roots>\d+) root error\(s\) found\.?)? *$"
+        # MLC LLM's engine (TVM): the model's weights and its temporary buffers against one GPU's memory, before it serves
+        r"|" + NOT_HEADING + r"Insufficient GPU memory error: The available single GPU memory is (?P<mlc_free>[\d.]+) MB, which is less than the sum of model "
+        r"weight size \((?P<mlc_weights>[\d.]+) MB\) and temporary buffer size \((?P<mlc_buffer>[\d.]+) MB\)",
+        ("OOM when allocating tensor", "Out of memory while trying", "Out of memory allocating", "Out of memory error on GPU", "ResourceExhaustedError:",
+         "Insufficient GPU memory error: "),
         why="""The framework could not allocate the memory a step needs on its device: the batch, the model or the activations do
         not fit, or another process (another rank, or another framework, on the same GPU) holds part of it. TensorFlow and JAX
         take most of a GPU's memory when they start, so two processes on one GPU run out where one alone fits. TensorFlow's
@@ -192,6 +208,9 @@ PATTERNS = [
             ("报错信息：Out of memory error on GPU 0. Cannot allocate 1.531250GB memory on GPU 0, available memory is only", "PaddlePaddle/Paddle#26892"),
             ("ResourceExhaustedError: 2 root error(s) found.", "Azure/MachineLearningNotebooks#880 (TensorFlow's wrapper; its root errors follow)"),
             ("RuntimeError: ResourceExhaustedError:", "PaddlePaddle/Paddle#42228 (PaddlePaddle's class; its message follows)"),
+            ("TVMError: Check failed: (output_res.IsOk()) is false: Insufficient GPU memory error: The available single GPU memory is 20584.716 MB, "
+             "which is less than the sum of model weight size (5977.188 MB) and temporary buffer size (15013.765 MB).",
+             "mlc-ai/mlc-llm#3024 (a larger gpu_memory_utilization fixed it); mlc-ai/mlc-llm#2791, #2751"),
         ],
         not_examples=[
             # TensorFlow's allocator: a faster algorithm did not fit, the run goes on (MarvinTeichmann/MultiNet#55, heldout7)

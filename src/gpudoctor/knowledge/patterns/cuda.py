@@ -4,7 +4,7 @@ import re
 
 from gpudoctor.catalog.findings.diagnose import OOM_FIX
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge.pattern import CAUSE, NOT_HEADING, groups, pattern
 from gpudoctor.knowledge.patterns.classes24a import GIVEN_A_GPU
 from gpudoctor.knowledge import xid
 
@@ -18,6 +18,18 @@ def oom_fields(m, _context):
     procs = PROCESS.findall(m.string)
     if procs:
         out["processes_on_gpu"] = [f"pid {pid}: {size}" for pid, size in procs]
+    return out
+
+
+def driver_old_fields(m: re.Match, context: list[str]) -> dict:
+    """The versions the message gives; XLA's feature that needs a newer CUDA carries its own step (the fix's first)."""
+    out = groups(m, context)
+    if m.group("feature"):
+        needs = m.group("needs")
+        out.update(read_as="cuda-driver-too-old", step=(
+            f"JAX's XLA asked the driver for {m.group('feature')}, which needs CUDA {needs} (XLA's command buffers capture CUDA graphs "
+            f"with it), and the driver's CUDA is older: a driver whose nvidia-smi 'CUDA Version' is {needs} or newer, or "
+            f"XLA_FLAGS=--xla_gpu_enable_command_buffer= to turn off the command buffers that need it"))
     return out
 
 
@@ -240,11 +252,13 @@ PATTERNS = [
         "cuda",
         CAUSE,
         E,
-        "the NVIDIA driver is older than the CUDA version torch was built for",
-        # a kernel's PTX built by a newer CUDA than the driver knows (CUDA 11.1+) is the same shortfall, found at JIT time
+        "the NVIDIA driver is older than the CUDA version the program (torch) was built for or needs",
+        # a kernel's PTX built by a newer CUDA than the driver knows (CUDA 11.1+) is the same shortfall, found at JIT time;
+        # XLA's GPU runtime names the feature the driver's CUDA is too old for (command buffers need CUDA graphs of 12.3)
         r"The NVIDIA driver on your system is too old \(found version (?P<found>\d+)\)|CUDA driver version is insufficient for CUDA runtime version"
-        r"|the provided PTX was compiled with an unsupported toolchain",
-        ("driver on your system is too old", "driver version is insufficient", "unsupported toolchain"),
+        r"|the provided PTX was compiled with an unsupported toolchain"
+        r"|" + NOT_HEADING + r"(?P<feature>\w+) is not implemented for CUDA below version (?P<needs>\d+\.\d+)",
+        ("driver on your system is too old", "driver version is insufficient", "unsupported toolchain", "is not implemented for CUDA below version"),
         why="""Each CUDA release needs a minimum driver. torch was built with a newer CUDA than this driver
         supports, so CUDA cannot initialise and torch.cuda.is_available() is False; or a kernel's PTX (a
         compiled extension, Triton, a library's wheel) was built by a newer CUDA toolkit than the driver can
@@ -253,8 +267,10 @@ PATTERNS = [
         examples=[
             ("RuntimeError: The NVIDIA driver on your system is too old (found version 11040). Please update your GPU driver by downloading and installing a new version from the URL: http://www.nvidia.com/Download/index.aspx", "torch's CUDA init error, as quoted in public issues"),
             ("RuntimeError: CUDA error: CUDA driver version is insufficient for CUDA runtime version", "CUDA runtime error text"),
+            ("jaxlib.xla_extension.XlaRuntimeError: UNIMPLEMENTED: StreamBeginCaptureToGraph is not implemented for CUDA below version 12.3. Therefore tracing is not supported.",
+             "dev7w HEISENYAN-openpi train.out (driver 535, CUDA 12.2); openpi users' XLA_FLAGS=--xla_gpu_enable_command_buffer= workaround"),
         ],
-        fields=groups,
+        fields=driver_old_fields,
     ),
     pattern(
         "nvml-driver-mismatch",

@@ -3,7 +3,7 @@
 import re
 
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, head_of, pattern
+from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, NOT_HEADING, groups, head_of, pattern
 from gpudoctor.knowledge.patterns import classes9
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
@@ -95,6 +95,18 @@ def private_attribute_fields(m, _context):
     return {"attribute": m.group("attribute"), "step": m.group("attribute")}
 
 
+# Lightning raises DDP's check in its own words and has its own switch for the option (its message names it)
+LIGHTNING_UNUSED_STEP = ("Lightning's own switch, as its message says: Trainer(strategy='ddp_find_unused_parameters_true'), or "
+                         "strategy=DDPStrategy(find_unused_parameters=True)")
+
+
+def unused_fields(m: re.Match, _context: list[str]) -> dict:
+    """Lightning's words carry its own step (the fix's first); torch's keep the fix as it is."""
+    if m.group("lightning"):
+        return {"by": "lightning", "read_as": "ddp-unused-parameters", "step": LIGHTNING_UNUSED_STEP}
+    return {}
+
+
 PATTERNS = [
     pattern(
         "ddp-unused-parameters",
@@ -104,8 +116,11 @@ PATTERNS = [
         "DDP: some parameters did not get a gradient in the previous iteration",
         # the message, or its head where a paste cut it ("RuntimeError: Expected to have finish", open-mmlab/Amphion#45):
         # no other message of torch's starts with these words
-        r"Expected to have finished reduction in the prior iteration before starting a new one|(?:Error: |^)" + UNUSED_CUT,
-        ("finished reduction", "Expected to have finish"),
+        r"Expected to have finished reduction in the prior iteration before starting a new one|(?:Error: |^)" + UNUSED_CUT
+        # Lightning's own words for the same check (its DDP strategy catches torch's and raises this instead, Lightning 2.x); a
+        # paste may cut it after "the loss" (heldout28's anomalib-2622): no other message starts with these words
+        + r"|" + NOT_HEADING + r"(?P<lightning>It looks like your LightningModule has parameters that were not used in producing the loss)",
+        ("finished reduction", "Expected to have finish", "were not used in producing the loss"),
         why="""DDP waits for a gradient of every parameter before it all-reduces. Some parameters were not used
         to compute the loss (an unused head, a branch taken only sometimes, outputs not in the loss), so the
         reduction never finished.""",
@@ -114,11 +129,16 @@ PATTERNS = [
             ("RuntimeError: Expected to have finished reduction in the prior iteration before starting a new one. This error indicates that your module has parameters that were not used in producing loss.", "HamPerdredes/SOOD#33"),
             ("RuntimeError: Expected to have finish", "open-mmlab/Amphion#45 (accelerate launch on GPUs 0,2; the paste ends there)"),
             ("RuntimeError: Expected to have finished reduction in the prior", "a paste cut mid-sentence"),
+            ("RuntimeError: It looks like your LightningModule has parameters that were not used in producing the loss returned by training_step. If this is intentional, you must enable the detection of unused parameters in DDP, either by setting the string value `strategy='ddp_find_unused_parameters_true'` or by setting the flag in the strategy with `strategy=DDPStrategy(find_unused_parameters=True)`.",
+             "chemprop/chemprop#853; p0p4k/pflowtts_pytorch#8 (strategy='ddp_find_unused_parameters_true' fixed it); Lightning-AI/pytorch-lightning#20685"),
         ],
         not_examples=[
             "RuntimeError: Expected to have finishing touches applied before export",  # not a head of DDP's message
             "Expected to have finished the epoch before saving; it is fine now",  # prose that only quotes the words
+            # Lightning's warning that the option is on but costs time (its own verdict's twin: nothing failed)
+            "UserWarning: It is recommended to use `self.log('loss', ..., sync_dist=True)` when logging on epoch level in distributed setting",
         ],
+        fields=unused_fields,
     ),
     pattern(
         "ddp-find-unused-not-needed",

@@ -15,7 +15,7 @@ something else.
 import re
 
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, groups, pattern
+from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, NOT_HEADING, groups, pattern
 
 E, W = Severity.ERROR, Severity.WARN
 
@@ -33,6 +33,25 @@ def clap_fields(m: re.Match, context: list[str]) -> dict:
         if hint:
             out.update({k: v.strip() for k, v in hint.groupdict().items() if v and k not in out})
     return out
+
+# cuDNN that could not create its handle, in the words of the framework that asked: what that framework's own step is
+CUDNN_HANDLE_STEP = ("cuDNN could not create its handle (TensorFlow's words): TensorFlow maps nearly all of the GPU's memory before cuDNN "
+                     "asks for its own, so tf.config.experimental.set_memory_growth(gpu, True) for each GPU (TF 1.x: "
+                     "config.gpu_options.allow_growth = True; or TF_FORCE_GPU_ALLOW_GROWTH=true), and another process on the GPU "
+                     "(nvidia-smi) stopped; then a cuDNN of the version this TensorFlow build names")
+THEANO_HANDLE_STEP = ("Theano's gpuarray could not create cuDNN's handle, and says it can be a sign of a too old driver: a driver as new as "
+                      "the CUDA that Theano and cuDNN were built for (nvidia-smi's Driver Version against CUDA's table), and that cuDNN's build")
+
+
+def cudnn_fields(m: re.Match, context: list[str]) -> dict:
+    """The message's status; a handle not created carries its framework's own step (the fix's first)."""
+    out = groups(m, context)
+    if m.group("handle_status"):
+        out.update(read_as="cudnn-error", step=CUDNN_HANDLE_STEP)
+    elif m.group("theano"):
+        out.update(read_as="cudnn-error", step=THEANO_HANDLE_STEP)
+    return out
+
 
 PATTERNS = [
     pattern(
@@ -346,8 +365,13 @@ PATTERNS = [
         "cuDNN failed to run a convolution or normalisation",
         # torch 1.13+ (cuDNN v8 API) says it finds no engine; torch 1.8-1.12 said it found no valid algorithm
         r"(?P<op>GET|FIND) was unable to find an engine to execute this computation|Unable to find a valid cuDNN algorithm to run convolution"
-        r"|cuDNN error: (?P<status>CUDNN_STATUS_\w+)",
-        ("unable to find an engine", "valid cuDNN algorithm", "cuDNN error: CUDNN_STATUS_"),
+        r"|cuDNN error: (?P<status>CUDNN_STATUS_\w+)"
+        # the same status where cuDNN could not even create its handle: TensorFlow's stream executor (an E line, then its
+        # "Failed to get convolution algorithm" or a Check failure), Theano's gpuarray (its own hint: a too old driver)
+        r"|" + NOT_HEADING + r"[Cc]ould not create cudnn handle: (?P<handle_status>CUDNN_STATUS_\w+)"
+        r"|" + NOT_HEADING + r"(?P<theano>Error creating cudnn handle\. This can be a sign of a too old driver)",
+        ("unable to find an engine", "valid cuDNN algorithm", "cuDNN error: CUDNN_STATUS_", "ould not create cudnn handle: CUDNN_STATUS_",
+         "Error creating cudnn handle"),
         why="""cuDNN (the library torch uses for convolutions, RNNs and some normalisations) refused the call. 'Unable to find an
         engine' (torch 1.8-1.12: 'no valid cuDNN algorithm') and CUDNN_STATUS_NOT_SUPPORTED: the cuDNN in this environment has no kernel for this layer's shape, dtype
         and GPU (a cuDNN build that does not match the torch/CUDA build, or one older than the GPU), or the workspace it
@@ -360,12 +384,18 @@ PATTERNS = [
         examples=[
             ("RuntimeError: GET was unable to find an engine to execute this computation", "hpcaitech/Open-Sora#254 (single-GPU training, backward pass)"),
             ("RuntimeError: cuDNN error: CUDNN_STATUS_NOT_INITIALIZED", "torch's cuDNN error text"),
+            ("2020-05-07 10:12:01.123456: E tensorflow/stream_executor/cuda/cuda_dnn.cc:329] Could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR",
+             "tensorflow/tensorflow#39264; tensorflow/tensorflow#24496; nickliqian/cnn_captcha#107 (allow_growth fixed it)"),
+            ("2017-10-30 17:55:23.525428: E tensorflow/stream_executor/cuda/cuda_dnn.cc:371] could not create cudnn handle: CUDNN_STATUS_INTERNAL_ERROR",
+             "tensorflow/tensorflow#14111 (TF 1.x's lower-case words, then a Check failure in conv_ops.cc)"),
+            ("RuntimeError: ('Error creating cudnn handle. This can be a sign of a too old driver.', 4)", "Theano/Theano#6556 (Theano 1.0.1, CUDA 9.0, cuDNN 7.0.3)"),
         ],
         not_examples=[
+            "2017-10-30 17:55:23.525452: E tensorflow/stream_executor/cuda/cuda_dnn.cc:338] could not destroy cudnn handle: CUDNN_STATUS_BAD_PARAM",
             "UserWarning: Applied workaround for CuDNN issue, install nvrtc.so",
             "cudnn version: 8902",
         ],
-        fields=groups,
+        fields=cudnn_fields,
     ),
     pattern(
         "tgi-flash-attention-unavailable",
@@ -419,5 +449,52 @@ PATTERNS = [
             "srun: error: resolve_ctls_from_dns_srv: res_nsearch error: Unknown host",  # the search before the verdict: the fatal line decides
             "srun: error: gpu-node-03: task 5: Exited with exit code 1",
         ],
+    ),
+    pattern(
+        "slurm-request-refused",
+        "launcher",
+        CAUSE,
+        E,
+        "Slurm refused the job's resource request before anything ran",
+        # Slurm's own reasons (slurm_errno.c) for a request the controller will not take, after the client's words for the
+        # step that asked: sbatch's submission, srun's and salloc's allocation. A request the GPU plug-in cannot read (an
+        # invalid GRES) and MUNGE's authentication error are the container/cluster classes' (patterns/classes24a.py,
+        # patterns/classes11b.py), and a controller that does not answer is slurm-controller-unreachable's.
+        NOT_HEADING + r"(?P<client>sbatch|srun|salloc): error: (?:Batch job submission failed|Unable to allocate resources|Job submit/allocate failed): "
+        r"(?P<reason>Requested node configuration is not available|Node count specification invalid|More processors requested than permitted"
+        r"|Invalid partition name specified|Invalid account or account/partition combination specified|Invalid qos specification"
+        r"|Job violates accounting/QOS policy|Memory required by task is not available|Requested time limit is invalid"
+        r"|Requested partition configuration not available now|Invalid feature specification|Memory specification can not be satisfied)",
+        ("Batch job submission failed: ", "Unable to allocate resources: ", "Job submit/allocate failed: "),
+        why="""Slurm's controller checks a job's request when it is submitted (sbatch) or when srun or salloc asks for an
+        allocation, and refused this one: nothing of the job ran, so the program, torch and the GPUs are not at fault. The
+        reason after the colon says which part: 'Requested node configuration is not available': no node of the partition has
+        what one node was asked for (more CPUs, memory or GPUs per node than any node has, cores the cluster keeps for the
+        system, a constraint no node has, or an autoscaled cluster's nodes not defined yet); 'Node count specification invalid'
+        and 'More processors requested than permitted': more nodes or CPUs than the partition allows; 'Invalid partition name',
+        'Invalid account or account/partition combination' and 'Invalid qos specification': a name the cluster does not know
+        or does not let this user use; 'Job violates accounting/QOS policy': over a limit of the user's QOS (jobs at once,
+        CPUs, GPUs, time); 'Requested time limit is invalid': over the partition's time limit; the memory reasons: more
+        memory per node or per CPU than the nodes have.""",
+        fix="""sinfo -p PARTITION -N -o '%N %c %m %G %f %l'   # each node's CPUs, memory, GPUs (GRES), features and time limit;
+        scontrol show partition PARTITION; sacctmgr show assoc user=$USER format=account,partition,qos   # what you may use;
+        then ask for no more per node than a node has (--nodes, --ntasks-per-node, --cpus-per-task, --mem, --gres=gpu:N,
+        --time), or name the partition, account and QOS that have it""".replace("\n        ", " "),
+        examples=[
+            ("sbatch: error: Batch job submission failed: Requested node configuration is not available",
+             "ArjunaCluster/ArjunaUsers#112 (-n 56 on nodes whose 2 cores are kept for the system); aws/aws-parallelcluster#282"),
+            ("srun: error: Unable to allocate resources: Requested node configuration is not available", "AaltoSciComp/scicomp-docs#445"),
+            ("sbatch: error: Batch job submission failed: Node count specification invalid", "firemodels/fds#8639 (more nodes than the partition allows)"),
+            ("salloc: error: Job submit/allocate failed: Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)",
+             "szcf-weiya/techNotes#7; mila-iqia/milatools#113 (QOSMinCpuNotSatisfied)"),
+        ],
+        not_examples=[
+            "sbatch: error: Batch job submission failed: Invalid generic resource (gres) specification",  # the GPU plug-in's (classes24a)
+            "sbatch: error: Batch job submission failed: Protocol authentication error",  # MUNGE's (classes11b)
+            "srun: error: Unable to allocate resources: Unable to contact slurm controller (connect failure)",  # slurm-controller-unreachable
+            "srun: job 123456 queued and waiting for resources",
+            "salloc: Pending job allocation 4242",
+        ],
+        fields=groups,
     ),
 ]
