@@ -1,0 +1,43 @@
+"""Controls and siblings for diagB29 (issue 35: never confidently wrong). Answers that named a cause the log does not
+decide: a start-up step with nothing to do read as a run that did no work, a traceback a program formatted into its own
+log record read as the run's failure, a plug-in's import failure the program went on from, a tool missing from the PATH
+while the program went on. `test_control_*` is the input that must not get the verdict, `test_sibling_*` the nearest one
+that keeps it. Lines are real ones (threads named beside them)."""
+
+from __future__ import annotations
+
+from gpudoctor import api
+
+
+def inconclusive(text: str):
+    """The answer of a log with no error diagnose names (log-inconclusive and its kin)."""
+    [found] = [f for f in api.diagnose(text).findings if f.id in ("log-inconclusive", "log-no-failure", "log-said-hang", "log-said-oom")]
+    return found
+
+
+def errors(text: str) -> list[str]:
+    return [f.id for f in api.diagnose(text).findings if f.severity.value == "error"]
+
+
+# AUTOMATIC1111/stable-diffusion-webui#12273: an extension hashes its models (none) at start-up, then the web UI loads its model
+WEBUI_START = ("[AddNet] Updating model hashes...\n"
+               "0it [00:00, ?it/s]\n"
+               "Loading weights [48fd89ed36] from C:\\Users\\me\\stable-diffusion-webui\\models\\Stable-diffusion\\model.safetensors\n"
+               "Creating model from config: C:\\Users\\me\\stable-diffusion-webui\\configs\\v1-inference.yaml\n"
+               "LatentDiffusion: Running in eps-prediction mode\n")
+# hpcaitech/Open-Sora#562 (dev5): every epoch ends at once with 0 iterations
+ZERO_EPOCH = ("[2024-06-29 05:36:31] Beginning epoch 1...\n"
+              "Epoch 1: 0it [00:00, ?it/s]\n")
+
+
+class TestNoWorkStartUp:
+    def test_control_a_start_up_bar_of_none_before_the_model_loads_is_no_work_undone(self):
+        assert "no work" not in inconclusive(WEBUI_START).evidence
+
+    def test_sibling_an_epoch_of_none_after_the_model_loaded_stays_no_work(self):
+        text = WEBUI_START.replace("0it [00:00, ?it/s]\n", "") + ZERO_EPOCH
+        assert inconclusive(text).evidence["no work"] == "line 6: Epoch 1: 0it [00:00, ?it/s]"
+
+    def test_sibling_a_trainers_reload_of_its_best_model_after_the_epochs_takes_nothing_back(self):
+        text = ZERO_EPOCH + "Loading best model from saves/checkpoint-0 (score: 0.5).\n"
+        assert inconclusive(text).evidence["no work"] == "line 2: Epoch 1: 0it [00:00, ?it/s]"
