@@ -41,3 +41,26 @@ class TestNoWorkStartUp:
     def test_sibling_a_trainers_reload_of_its_best_model_after_the_epochs_takes_nothing_back(self):
         text = ZERO_EPOCH + "Loading best model from saves/checkpoint-0 (score: 0.5).\n"
         assert inconclusive(text).evidence["no work"] == "line 2: Epoch 1: 0it [00:00, ?it/s]"
+
+
+# PaddleOCR's loader (heldout28w shanmuka7482/OCR-Project train.log): a sample whose image is missing is logged with its
+# traceback inside the record's message, and the loader goes on to the next sample
+PADDLE_RECORD = (", error happened with msg: Traceback (most recent call last):\n"
+                 '  File "C:\\Users\\me\\anaconda3\\envs\\paddleocr\\Lib\\site-packages\\PaddleOCR\\ppocr\\data\\simple_dataset.py", line 131, in __getitem__\n'
+                 '    raise Exception("{} does not exist!".format(img_path))\n'
+                 "Exception: C:/data/testing_data\\O\\29270.png does not exist!\n")
+
+
+class TestTracebackFormattedInAMessage:
+    def test_control_a_traceback_a_loader_logged_in_its_own_message_is_caught(self):
+        found = inconclusive(PADDLE_RECORD)
+        assert found.id == "log-inconclusive" and "exception" in found.evidence
+        assert errors(PADDLE_RECORD) == []
+
+    def test_sibling_the_same_traceback_printed_by_python_at_a_lines_start_stays_the_failure(self):
+        text = PADDLE_RECORD.replace(", error happened with msg: ", "")
+        assert errors(text) != []
+
+    def test_sibling_a_ranks_prefix_before_the_header_is_no_message(self):
+        text = PADDLE_RECORD.replace(", error happened with msg: ", "[rank0]: ")
+        assert errors(text) != []

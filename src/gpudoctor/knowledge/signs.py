@@ -278,6 +278,8 @@ LOGGED_AT = re.compile(r"(?<![\w-])(?:ERROR|CRITICAL|FATAL)\s*[:\]|-]?\s*$")
 # (LOGGED_WENT_ON of them: the next item processed); a record of the message only, then the log's end or a failure, stays
 # the run's end. The message must stand in the record: a wrapper's empty "[ERROR] - " record before its traceback logs and
 # re-raises (lightning-hydra-template's task wrapper, "Closing loggers..." next).
+# A message's words that introduce what follows them as the message's text, right before a traceback's header
+FORMATTED_AT = re.compile(r"(?<![\w.])(?:msg|message)\s*[:=]\s*$", re.IGNORECASE)
 LOGGED_MESSAGE = 12  # characters of the exception's message the record must hold
 LOGGED_WENT_ON = 2
 # a stamped record's error level, in any logger's format ("[2025-07-16 15:24:47] ERROR main: ...", "... - ERROR - ...")
@@ -778,6 +780,7 @@ class Signs:
                     sign.cause = "<next>"  # a worker's exception re-raised: the worker's own traceback follows
                 if host_only(frames) or not relayed_on and (
                         handled_after(head, raw, after[i + 1 :]) or self.logged_went_on(head, message, after[i + 1 :])
+                        or formatted_in_message(raw)
                         or i + 1 < len(after) and any(seg.text == LOGGING_CALL_STACK for seg in segments(after[i + 1]))):
                     # (or logging's own error: the call stack of the record it could not write follows, LOGGING_CALL_STACK;
                     # or an IDE's or a notebook kernel's own traceback, HOST_PACKAGES: the host logged it, not the job)
@@ -1049,6 +1052,17 @@ def handled_after(head: LogLine, raw: str, after: list[str]) -> bool:
     at = raw.find(TRACEBACK)
     logged = at > 0 and (LOGGED_AT.search(raw[:at]) is not None or error_level(raw[:at]) is not None)
     return progress >= WENT_ON_LINES or logged
+
+
+def formatted_in_message(raw: str) -> bool:
+    """A traceback whose header follows a message's own words that introduce it as their text, on its line ("..., error
+    happened with msg: Traceback (most recent call last):", PaddleOCR's loader logging traceback.format_exc() for a sample
+    it skips, heldout28w shanmuka7482-ocr-project): the program formatted the exception into its own record, so it caught
+    it. Python prints an uncaught exception's header at a line's start, or after a prefix that is no message of its own
+    (a rank's "[rank0]: ", a bar's frame it is glued to); an exception whose message holds another's traceback
+    ("RuntimeError: Traceback ...", a relay) names its class there, not these words."""
+    at = raw.find(TRACEBACK)
+    return at > 0 and FORMATTED_AT.search(raw, 0, at) is not None
 
 
 def tool_went_on(after: list[str]) -> bool:
