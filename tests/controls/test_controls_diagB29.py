@@ -64,3 +64,37 @@ class TestTracebackFormattedInAMessage:
     def test_sibling_a_ranks_prefix_before_the_header_is_no_message(self):
         text = PADDLE_RECORD.replace(", error happened with msg: ", "[rank0]: ")
         assert errors(text) != []
+
+
+# danielgatis/rembg#668 (heldout27b): the title quotes onnxruntime's library error; far below, the reporter says it is gone
+# and turns to the problem left (the CPU used)
+REMBG_FRAME = ("# source: https://github.com/danielgatis/rembg/issues/668\n"
+               "danielgatis/rembg · issue #668 · open · Python\n"
+               "labels: bug\n"
+               "# FAIL : Failed to load library libonnxruntime_providers_cuda.so with error: libcublasLt.so.12: cannot open shared object file: No such file or directory\n"
+               "\n"
+               "catscarlet · comment · 2025-02-28\n"
+               "Here is the core of the Dockerfile I build for testing\n"
+               "\n" + "".join(f"RUN step {n}\n" for n in range(12)) + "\n")
+REMBG_GONE = "After the docker image build finish. I test and it doesn't have the lib missing issue anymore, **BUT it still use ONLY CPU** .\n"
+
+
+class TestTitleErrorSaidGone:
+    def test_control_a_titles_error_the_reporter_says_is_gone_far_below_is_history(self):
+        found = inconclusive(REMBG_FRAME + REMBG_GONE)
+        assert "said fixed" in found.evidence and errors(REMBG_FRAME + REMBG_GONE) == []
+        [provider] = [f for f in api.diagnose(REMBG_FRAME + REMBG_GONE).findings if f.id == "onnxruntime-cuda-provider-failed"]
+        assert provider.severity.value == "info"
+
+    def test_sibling_the_error_still_there_stays_the_titles_report(self):
+        still = REMBG_GONE.replace("doesn't have the lib missing issue anymore, **BUT it still use ONLY CPU**",
+                                   "still has the lib missing issue")
+        [provider] = [f for f in api.diagnose(REMBG_FRAME + still).findings if f.id == "onnxruntime-cuda-provider-failed"]
+        assert provider.severity.value != "info" and "said_fixed" not in provider.evidence
+
+    def test_sibling_an_error_in_the_output_said_gone_far_below_keeps_the_same_posts_window(self):
+        # the same error as the output's own line (not the title): a sentence WINDOW lines on is another post's
+        text = REMBG_FRAME.replace("# FAIL : Failed", "[E:onnxruntime:Default] Failed", 1).replace("\nlabels: bug\n", "\nlabels: bug\n# rembg on the CPU\n", 1)
+        text = text.replace("# rembg on the CPU\n[E:", "# rembg on the CPU\n\n[E:", 1)
+        [provider] = [f for f in api.diagnose(text + REMBG_GONE).findings if f.id == "onnxruntime-cuda-provider-failed"]
+        assert "said_fixed" not in provider.evidence

@@ -55,6 +55,8 @@ from gpudoctor.knowledge.gpus_unused import GpusUnused
 from gpudoctor.knowledge.nccl_loopback import NcclLoopback
 from gpudoctor.knowledge.remedy import WARNED, Remedy, line_remedy
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts, RunStarts
+from gpudoctor.knowledge.said_fixed import LINES as LINES_READ
+from gpudoctor.knowledge.said_fixed import WINDOW as WINDOW_SAID
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.paste_parts import WORDS_PLACE, PasteParts, Worked, contradicting
 from gpudoctor.knowledge.forked import ForkSeen
@@ -1275,7 +1277,10 @@ class Diagnosis:
         error is the thread's history, or survived, not the run's failure."""
         if self.said_fixed is None or seen.first.source:
             return None
-        said = self.said_fixed.after(max(seen.last, seen.first.line))
+        title = self.paste.title
+        quoted_by_title = title is not None and seen.first.line == title[0] and seen.last <= title[0]
+        # (an error the thread's title quotes alone: the reporter says it gone anywhere in the post, rembg#668's sentence far below)
+        said = self.said_fixed.after(max(seen.last, seen.first.line), window=LINES_READ if quoted_by_title else WINDOW_SAID)
         if said is None:
             # the reporter's words before the paste: the errors they show did not stop the run, it finished all the same
             # (google/deepvariant#722: "I got this error mesages, but it still finished SNP calling")
