@@ -98,3 +98,65 @@ class TestTitleErrorSaidGone:
         text = text.replace("# rembg on the CPU\n[E:", "# rembg on the CPU\n\n[E:", 1)
         [provider] = [f for f in api.diagnose(text + REMBG_GONE).findings if f.id == "onnxruntime-cuda-provider-failed"]
         assert "said_fixed" not in provider.evidence
+
+
+# ComfyUI's start-up (Comfy-Org/ComfyUI#9923, heldout24b): one custom node pack fails to import, ComfyUI says so and starts
+COMFY_NODE = ("Traceback (most recent call last):\n"
+              '  File "/home/u/ComfyUI/nodes.py", line 2106, in load_custom_node\n'
+              "    module_spec.loader.exec_module(module)\n"
+              '  File "<frozen importlib._bootstrap_external>", line 1190, in get_data\n'
+              "FileNotFoundError: [Errno 2] No such file or directory: '/home/u/ComfyUI/custom_nodes/ComfyUI-WD14-Tagger/__init__.py'\n"
+              "\n"
+              "Cannot import /home/u/ComfyUI/custom_nodes/ComfyUI-WD14-Tagger module for custom nodes: [Errno 2] No such file or "
+              "directory: '/home/u/ComfyUI/custom_nodes/ComfyUI-WD14-Tagger/__init__.py'\n"
+              "\n"
+              "Import times for custom nodes:\n"
+              "   0.0 seconds (IMPORT FAILED): /home/u/ComfyUI/custom_nodes/ComfyUI-WD14-Tagger\n"
+              "\n"
+              "Starting server\n")
+# a ComfyUI node failing while a workflow runs (its own words for it): the run's failure
+COMFY_RUN = ("got prompt\n"
+             "!!! Exception during processing !!!\n"
+             "Traceback (most recent call last):\n"
+             '  File "/home/u/ComfyUI/execution.py", line 151, in recursive_execute\n'
+             "    output_data, output_ui = get_output_data(obj, input_data_all)\n"
+             "torch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB (GPU 0; 8.00 GiB total capacity)\n"
+             "\n"
+             "Prompt executed in 3.21 seconds\n")
+# AUTOMATIC1111/stable-diffusion-webui: an extension's script that cannot import its dependency, the traceback under the line
+WEBUI_SCRIPT = ("*** Error loading script: tagger.py\n"
+                "    Traceback (most recent call last):\n"
+                '      File "/home/u/stable-diffusion-webui/modules/scripts.py", line 382, in load_scripts\n'
+                "        script_module = script_loading.load_module(scriptfile.path)\n"
+                '      File "/home/u/stable-diffusion-webui/extensions/tagger/scripts/tagger.py", line 5, in <module>\n'
+                "        import tensorflow as tf\n"
+                "    ModuleNotFoundError: No module named 'tensorflow'\n"
+                "\n"
+                "---\n"
+                "Running on local URL:  http://127.0.0.1:7860\n")
+
+
+class TestPluginItsHostSkipped:
+    def test_control_a_custom_node_comfyui_could_not_import_is_no_failure_of_the_run(self):
+        assert errors(COMFY_NODE) == []
+        [found] = [f for f in api.diagnose(COMFY_NODE).findings if f.id == "path-not-found"]
+        assert found.severity.value == "info" and found.evidence["went_on"]["how"] == "plug-in"
+
+    def test_control_the_same_lines_as_a_log_viewer_reversed_them(self):
+        # RunPod's viewer shows the host's line first, the exception's line two lines under it
+        reversed_lines = (COMFY_NODE.split("\n")[6] + "\n\n" + COMFY_NODE.split("\n")[4] + "\n"
+                          '  File "<frozen importlib._bootstrap_external>", line 1190, in get_data\n')
+        assert errors(reversed_lines) == []
+
+    def test_control_an_extension_script_the_web_ui_could_not_load(self):
+        assert errors(WEBUI_SCRIPT) == []
+        [found] = [f for f in api.diagnose(WEBUI_SCRIPT).findings if f.id == "module-not-found"]
+        assert found.evidence["went_on"]["how"] == "plug-in"
+
+    def test_sibling_a_node_that_fails_while_the_workflow_runs_stays_the_failure(self):
+        assert "cuda-oom" in errors(COMFY_RUN)
+        assert "cuda-oom" in errors(COMFY_NODE + COMFY_RUN)
+
+    def test_sibling_the_same_exception_without_its_hosts_word_stays_the_failure(self):
+        text = COMFY_NODE.replace("Cannot import", "Could not open")
+        assert "path-not-found" in errors(text)

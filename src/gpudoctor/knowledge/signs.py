@@ -250,6 +250,19 @@ STRONG = 3  # a sign at least this strong is a failure of its own, not only an e
 FALLBACK = re.compile(
     r"(?:\bWARN(?:ING)?\b|^W\d{4} ).{0,120}?\b(?:[Ff]allback|[Ff]all(?:ing)? back) to \S+ (?:due to|because of|after) (?:an? )?(?:exception|error)\b"
 )
+# A host program's own line that it could not load one of its plug-ins and goes on without it: ComfyUI's "Cannot import
+# /home/u/ComfyUI/custom_nodes/ComfyUI-WD14-Tagger module for custom nodes: [Errno 2] No such file or directory: ..." (printed
+# right after the exception's traceback; a log viewer that shows a record's lines in reverse puts it before the exception's
+# line, heldout24b Comfy-Org/ComfyUI#9923's RunPod log), the Stable Diffusion web UI's "*** Error loading script: tagger.py"
+# and "*** Error running install.py for extension ..." (before the traceback it indents under it). The exception is the
+# plug-in's, caught by its host, which starts all the same ("(IMPORT FAILED)" in its import times, the server up): no
+# failure of the run. Not a plug-in's own error at run time ("!!! Exception during processing !!!", a node that failed
+# while the workflow ran), nor a program's import of its own modules.
+# (the web UI's stars as the line reaches the reader: a paste's markdown may have eaten two of them)
+PLUGIN_SKIPPED = re.compile(r"\bCannot import \S.{0,300}? module for custom nodes: |^\*{1,3} ?Error (?:loading script: |running install\.py for extension )")
+PLUGIN_WORDS = ("module for custom nodes", "Error loading script: ", "Error running install.py")
+PLUGIN_INDENTED = 80  # lines of a traceback indented under the host's line, at most
+PLUGIN_LINES = 3  # how far after the host's line the exception's own line stands, at most, where a viewer reversed them
 # torch.compile's notice of where it found what it could not compile or capture ("skipping cudagraphs due to
 # cpu device (cat). Found from :"), then that stack: a notice's frames, not a traceback (nothing was raised).
 NOTICE_STACK = re.compile(r"\bFound from ?:$")
@@ -471,6 +484,8 @@ class Signs:
         self.spawned: Optional[int] = None  # mp.spawn's "-- Process N terminated": the rank of the traceback that follows
         self.pytest_said: dict[Optional[int], LogLine] = {}  # rank -> pytest's last "E   Class: message" line
         self.fallback_at: dict[Optional[int], int] = {}  # rank -> line of its last fallback warning (FALLBACK)
+        # (rank, first, last) line of a plug-in's exception its host caught, with the host's line (number, text)
+        self.plugin_spans: list[tuple[Optional[int], int, int, int, str]] = []
         self.went_on_span: dict[Optional[int], tuple[int, int]] = {}  # rank -> (first, last) line of a traceback it went on from
         # (line, text, class) of those tracebacks' exception lines (handled_after), for the undecided answer to name
         self.went_on: list[tuple[int, str, str]] = []
@@ -501,6 +516,13 @@ class Signs:
             return
         if "back to" in text and FALLBACK.search(text):
             self.fallback_at[msg.rank] = line
+            self.events += 1
+            return
+        if any(w in text for w in PLUGIN_WORDS) and PLUGIN_SKIPPED.search(text):
+            under = following(PLUGIN_INDENTED) if following is not None else []
+            indented = next((i for i, nxt in enumerate(under) if nxt.strip() and not nxt[:1].isspace()), len(under))
+            # (the exception's line under it: a viewer's reversal, or the end of the traceback the web UI indents under it)
+            self.plugin_spans.append((msg.rank, line, line + max(PLUGIN_LINES, indented), line, text))
             self.events += 1
             return
         if text[-1:] == ":" and following is not None and NOTICE_STACK.search(text):
@@ -778,7 +800,11 @@ class Signs:
                 relayed_on = chained or wrapper(cls, message, frames)
                 if relayed_on:
                     sign.cause = "<next>"  # a worker's exception re-raised: the worker's own traceback follows
-                if host_only(frames) or not relayed_on and (
+                host = plugin_after(after[i + 1 :]) if not relayed_on else None
+                if host is not None:
+                    self.plugin_spans.append((head.rank, line, line + 1 + i, line + 2 + i + host[0], host[1]))
+                by_host = not relayed_on and (host is not None or self.by_plugin_host(head.rank, line))
+                if host_only(frames) or by_host or not relayed_on and (
                         handled_after(head, raw, after[i + 1 :]) or self.logged_went_on(head, message, after[i + 1 :])
                         or formatted_in_message(raw)
                         or i + 1 < len(after) and any(seg.text == LOGGING_CALL_STACK for seg in segments(after[i + 1]))):
@@ -872,6 +898,15 @@ class Signs:
                 if records >= LOGGED_WENT_ON:
                     return True
         return False
+
+    def plugin_host(self, rank: Optional[int], line: int) -> Optional[tuple[int, str]]:
+        """(line, text) of the host program's word that it goes on without a plug-in (PLUGIN_SKIPPED), when `line` is of
+        that plug-in's exception (its traceback, or its line under the host's); else None."""
+        return next(((at, said) for r, first, last, at, said in self.plugin_spans if r == rank and first <= line <= last), None)
+
+    def by_plugin_host(self, rank: Optional[int], line: int) -> bool:
+        """The line is of a plug-in's exception that its host program caught and went on from (PLUGIN_SKIPPED)."""
+        return self.plugin_host(rank, line) is not None
 
     def handled(self, rank: Optional[int], line: int) -> bool:
         """The line starts an exception that a fallback warning just before it said was caught, or is one of a
@@ -1052,6 +1087,17 @@ def handled_after(head: LogLine, raw: str, after: list[str]) -> bool:
     at = raw.find(TRACEBACK)
     logged = at > 0 and (LOGGED_AT.search(raw[:at]) is not None or error_level(raw[:at]) is not None)
     return progress >= WENT_ON_LINES or logged
+
+
+def plugin_after(after: list[str]) -> Optional[tuple[int, str]]:
+    """(index in `after`, text) of the first line after a traceback's exception line, blank lines aside, where it is its
+    host's word that the plug-in did not load and it goes on without it (PLUGIN_SKIPPED: ComfyUI's, printed after the
+    traceback); else None."""
+    for i, nxt in enumerate(after[:PLUGIN_LINES]):
+        text = nxt.strip()
+        if text:
+            return (i, text) if any(w in text for w in PLUGIN_WORDS) and PLUGIN_SKIPPED.search(text) is not None else None
+    return None
 
 
 def formatted_in_message(raw: str) -> bool:

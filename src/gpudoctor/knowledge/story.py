@@ -1094,6 +1094,10 @@ class Diagnosis:
     def progress_past(self, seen: Seen) -> Optional[tuple[int, str, str]]:
         """`went_on`, worked out."""
         assert self.progress is not None
+        if not seen.first.source and (host := self.signs.plugin_host(seen.first.where.rank, seen.first.line)) is not None:
+            # a plug-in's exception its host program caught, saying it goes on without that plug-in (ComfyUI's custom nodes,
+            # the web UI's extension scripts: knowledge/signs.py PLUGIN_SKIPPED): the plug-in's failure, not the run's
+            return (host[0], host[1][:200], "plug-in")
         if not seen.first.source and noted(seen.first.where.text):
             # the program's own record, at INFO or DEBUG level, that a part of it is not there and it goes on without it
             # (an optional backend, a library: knowledge/progress.py `noted`): it says itself that it went on
