@@ -160,3 +160,26 @@ class TestPluginItsHostSkipped:
     def test_sibling_the_same_exception_without_its_hosts_word_stays_the_failure(self):
         text = COMFY_NODE.replace("Cannot import", "Could not open")
         assert "path-not-found" in errors(text)
+
+
+# facebookresearch/SlowFast#149 (heldout27b): on Windows the script asks nvidia-smi for the GPUs, cmd.exe cannot find it,
+# and the script's logger goes on
+SMI_MISSING = ("'nvidia-smi' is not recognized as an internal or external command,\n"
+               "operable program or batch file.\n")
+SMI_THEN = "[12/18 22:30:01][INFO] mydata.py:  73: Constructing mydata train...\n"
+
+
+class TestNvidiaSmiMissingStep:
+    def test_control_the_program_going_on_after_the_missing_tool_is_no_failure(self):
+        assert errors(SMI_MISSING + SMI_THEN) == []
+        found = inconclusive(SMI_MISSING + SMI_THEN)
+        assert found.evidence["went on"] == "line 3: [12/18 22:30:01][INFO] mydata.py:  73: Constructing mydata train..."
+        assert "where nvidia-smi" in found.fix
+
+    def test_sibling_the_missing_tool_alone_stays_the_error(self):
+        assert errors(SMI_MISSING) == ["nvidia-smi-not-found"]
+        assert errors("bash: nvidia-smi: command not found\nuser@host:~$ \n") == ["nvidia-smi-not-found"]
+
+    def test_sibling_a_failure_after_the_programs_record_keeps_an_error(self):
+        text = SMI_MISSING + SMI_THEN + "RuntimeError: Found no NVIDIA driver on your system.\n"
+        assert errors(text) != []

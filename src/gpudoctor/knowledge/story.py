@@ -1119,6 +1119,12 @@ class Diagnosis:
             # a batch script's set-up step the shell could not run (an environment's activate not found), and the job's own
             # output after it: the script went on to the job
             return (final + 1, f"the job's output, lines {final + 1}-{self.lines}", "set-up")
+        then = seen.first.fields.get("then") if seen.pattern.id == "nvidia-smi-not-found" else None
+        if alone and isinstance(then, str) and not self.many_processes(seen):
+            # the shell could not find nvidia-smi, and the program's own record follows (a script that asks it for the
+            # GPUs as it starts, then goes on: classes10c.py RECORD_AFTER): a step of the job, not what stopped it
+            at, _, record = then.partition(": ")
+            return (seen.first.line + int(at), record[:200], "tool-step")
         if self.many_processes(seen) or self.script_steps_after(seen):
             return None
         if alone and warned(seen.first.where.text):
