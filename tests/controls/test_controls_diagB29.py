@@ -183,3 +183,26 @@ class TestNvidiaSmiMissingStep:
     def test_sibling_a_failure_after_the_programs_record_keeps_an_error(self):
         text = SMI_MISSING + SMI_THEN + "RuntimeError: Found no NVIDIA driver on your system.\n"
         assert errors(text) != []
+
+
+# a logger's record of str(e), then Python's traceback, whose last line carries 3.10's suggestion that str(e) lacks
+# (the shape of heldout27w sanayume/rainfalldata's "'Axes' object has no attribute 'setTitle'")
+LOGGED_NAME_ERROR = ("2025-03-23 20:17:24 - INFO - epoch 3 done\n"
+                     "2025-03-23 20:17:25 - ERROR - error while plotting: name 'plot_lossses' is not defined\n"
+                     "Traceback (most recent call last):\n"
+                     '  File "F:\\proj\\train.py", line 313, in report\n'
+                     "    plot_lossses(history)\n"
+                     "NameError: name 'plot_lossses' is not defined. Did you mean: 'plot_losses'?\n"
+                     "2025-03-23 20:17:26 - INFO - saving the model to models/best.pth\n"
+                     "2025-03-23 20:17:27 - INFO - evaluating on the test set\n")
+
+
+class TestLoggedMessageWithPythonsSuggestion:
+    def test_control_the_suggestion_python_adds_does_not_hide_the_record_of_the_message(self):
+        plain = LOGGED_NAME_ERROR.replace(". Did you mean: 'plot_losses'?", "")
+        assert [f.id for f in api.diagnose(LOGGED_NAME_ERROR).findings] == [f.id for f in api.diagnose(plain).findings]
+        assert "python-exception" not in [f.id for f in api.diagnose(LOGGED_NAME_ERROR).findings]
+
+    def test_sibling_a_record_of_another_message_leaves_the_traceback_the_runs(self):
+        other = LOGGED_NAME_ERROR.replace("error while plotting: name 'plot_lossses' is not defined", "plotting failed")
+        assert "python-exception" in [f.id for f in api.diagnose(other).findings]
