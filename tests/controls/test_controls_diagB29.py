@@ -206,3 +206,32 @@ class TestLoggedMessageWithPythonsSuggestion:
     def test_sibling_a_record_of_another_message_leaves_the_traceback_the_runs(self):
         other = LOGGED_NAME_ERROR.replace("error while plotting: name 'plot_lossses' is not defined", "plotting failed")
         assert "python-exception" in [f.id for f in api.diagnose(other).findings]
+
+
+# chidiwilliams/buzz#1160 (heldout28): torio's loader logs each FFmpeg it cannot load at DEBUG level with its traceback,
+# and tries the next
+TORIO = ("[2025-05-22 00:40:42,535] utils._find_ffmpeg_extension:114 DEBUG -> Loading FFmpeg6\n"
+         "[2025-05-22 00:40:42,535] utils._find_ffmpeg_extension:120 DEBUG -> Failed to load FFmpeg6 extension.\n"
+         "Traceback (most recent call last):\n"
+         '  File "torio\\_extension\\utils.py", line 116, in _find_ffmpeg_extension\n'
+         '  File "torio\\_extension\\utils.py", line 105, in _find_versionsed_ffmpeg_extension\n'
+         "ModuleNotFoundError: No module named 'torio.lib'\n")
+TORIO_NEXT = "[2025-05-22 00:40:42,535] utils._find_ffmpeg_extension:114 DEBUG -> Loading FFmpeg5\n"
+
+
+class TestTracebackLoggedAtDebugLevel:
+    def test_control_a_traceback_logged_at_debug_level_then_the_next_record_is_caught(self):
+        assert errors(TORIO + TORIO_NEXT) == []
+        [found] = [f for f in api.diagnose(TORIO + TORIO_NEXT).findings if f.id == "module-not-found"]
+        assert found.evidence["went_on"]["how"] == "logged-low"
+
+    def test_sibling_the_log_ending_at_the_exception_keeps_the_error(self):
+        assert errors(TORIO) == ["module-not-found"]
+
+    def test_sibling_an_error_level_record_before_it_is_not_this_rule(self):
+        text = (TORIO + TORIO_NEXT).replace(":120 DEBUG -> Failed", ":120 ERROR -> Failed")
+        assert errors(text) == ["module-not-found"]
+
+    def test_sibling_another_programs_line_after_it_keeps_the_error(self):
+        text = TORIO + "E0522 00:40:43.100000 1234 torch/distributed/elastic/multiprocessing/api.py:826] failed (exitcode: 1)\n"
+        assert "module-not-found" in errors(text)

@@ -488,8 +488,9 @@ class Signs:
         self.spawned: Optional[int] = None  # mp.spawn's "-- Process N terminated": the rank of the traceback that follows
         self.pytest_said: dict[Optional[int], LogLine] = {}  # rank -> pytest's last "E   Class: message" line
         self.fallback_at: dict[Optional[int], int] = {}  # rank -> line of its last fallback warning (FALLBACK)
-        # (rank, first, last) line of a plug-in's exception its host caught, with the host's line (number, text)
-        self.plugin_spans: list[tuple[Optional[int], int, int, int, str]] = []
+        # (rank, first, last) line of an exception the program caught, with the line that shows it (number, text) and how:
+        # a plug-in's its host skipped ("plug-in", PLUGIN_SKIPPED), or one a logger wrote at a low level ("logged-low")
+        self.caught_spans: list[tuple[Optional[int], int, int, int, str, str]] = []
         self.went_on_span: dict[Optional[int], tuple[int, int]] = {}  # rank -> (first, last) line of a traceback it went on from
         # (line, text, class) of those tracebacks' exception lines (handled_after), for the undecided answer to name
         self.went_on: list[tuple[int, str, str]] = []
@@ -526,7 +527,7 @@ class Signs:
             under = following(PLUGIN_INDENTED) if following is not None else []
             indented = next((i for i, nxt in enumerate(under) if nxt.strip() and not nxt[:1].isspace()), len(under))
             # (the exception's line under it: a viewer's reversal, or the end of the traceback the web UI indents under it)
-            self.plugin_spans.append((msg.rank, line, line + max(PLUGIN_LINES, indented), line, text))
+            self.caught_spans.append((msg.rank, line, line + max(PLUGIN_LINES, indented), line, text, "plug-in"))
             self.events += 1
             return
         if text[-1:] == ":" and following is not None and NOTICE_STACK.search(text):
@@ -806,11 +807,14 @@ class Signs:
                     sign.cause = "<next>"  # a worker's exception re-raised: the worker's own traceback follows
                 host = plugin_after(after[i + 1 :]) if not relayed_on else None
                 if host is not None:
-                    self.plugin_spans.append((head.rank, line, line + 1 + i, line + 2 + i + host[0], host[1]))
+                    self.caught_spans.append((head.rank, line, line + 1 + i, line + 2 + i + host[0], host[1], "plug-in"))
                 by_host = not relayed_on and (host is not None or self.by_plugin_host(head.rank, line))
+                low = self.logged_at_low_level(head, after[i + 1 :]) if not relayed_on else None
+                if low is not None:  # (its finding is one the job went on past: the logger's next record)
+                    self.caught_spans.append((head.rank, line, line + 1 + i, line + 2 + i + low[0], low[1], "logged-low"))
                 if host_only(frames) or by_host or not relayed_on and (
                         handled_after(head, raw, after[i + 1 :]) or self.logged_went_on(head, message, after[i + 1 :])
-                        or formatted_in_message(raw)
+                        or formatted_in_message(raw) or low is not None
                         or i + 1 < len(after) and any(seg.text == LOGGING_CALL_STACK for seg in segments(after[i + 1]))):
                     # (or logging's own error: the call stack of the record it could not write follows, LOGGING_CALL_STACK;
                     # or an IDE's or a notebook kernel's own traceback, HOST_PACKAGES: the host logged it, not the job)
@@ -903,14 +907,36 @@ class Signs:
                     return True
         return False
 
-    def plugin_host(self, rank: Optional[int], line: int) -> Optional[tuple[int, str]]:
-        """(line, text) of the host program's word that it goes on without a plug-in (PLUGIN_SKIPPED), when `line` is of
-        that plug-in's exception (its traceback, or its line under the host's); else None."""
-        return next(((at, said) for r, first, last, at, said in self.plugin_spans if r == rank and first <= line <= last), None)
+    def logged_at_low_level(self, head: LogLine, after: list[str]) -> Optional[tuple[int, str]]:
+        """(index in `after`, text) of the same logger's next record, where the traceback being read is one a logger wrote
+        under a record of its own at DEBUG or INFO level right before its header (Python's logging with exc_info=True:
+        `logger.debug("Failed to load FFmpeg6 extension.", exc_info=True)`, torio's loader trying one FFmpeg after another,
+        heldout28 buzz-1160) and that next record follows the exception's line: the program logged what it caught, at a
+        level that says it expected it, and went on. None otherwise: at error or warning level, or with anything else after
+        it, LOGGED_MESSAGE's rule decides."""
+        record = self.before[-1] if self.before else ""
+        level = RECORD_LEVEL.search(record, 0, 120)
+        if level is None or level.group(0) not in ("DEBUG", "INFO") or not time_of(record):
+            return None
+        at, nxt = next(((k, raw) for k, raw in enumerate(after[:LOGGED_AROUND]) if raw.strip()), (0, ""))
+        if head.rank is not None and all(seg.rank not in (None, head.rank) for seg in segments(nxt)):
+            return None  # (another rank's line)
+        following = RECORD_LEVEL.search(nxt, 0, 120)
+        if (following is None or following.group(0) not in ("DEBUG", "INFO") or not time_of(nxt)
+                or record_shape(nxt) != record_shape(record)):
+            return None
+        return (at, nxt.strip())
+
+    def caught_by(self, rank: Optional[int], line: int) -> Optional[tuple[int, str, str]]:
+        """(line, text, how) of what shows that the program caught the exception `line` is of (its traceback, or its line
+        under its host's word): its host's word that it goes on without that plug-in ("plug-in", PLUGIN_SKIPPED), or its
+        logger's next record after one it wrote at DEBUG or INFO level ("logged-low"); else None."""
+        return next(((at, said, how) for r, first, last, at, said, how in self.caught_spans if r == rank and first <= line <= last), None)
 
     def by_plugin_host(self, rank: Optional[int], line: int) -> bool:
         """The line is of a plug-in's exception that its host program caught and went on from (PLUGIN_SKIPPED)."""
-        return self.plugin_host(rank, line) is not None
+        caught = self.caught_by(rank, line)
+        return caught is not None and caught[2] == "plug-in"
 
     def handled(self, rank: Optional[int], line: int) -> bool:
         """The line starts an exception that a fallback warning just before it said was caught, or is one of a

@@ -1094,10 +1094,11 @@ class Diagnosis:
     def progress_past(self, seen: Seen) -> Optional[tuple[int, str, str]]:
         """`went_on`, worked out."""
         assert self.progress is not None
-        if not seen.first.source and (host := self.signs.plugin_host(seen.first.where.rank, seen.first.line)) is not None:
+        if not seen.first.source and (caught := self.signs.caught_by(seen.first.where.rank, seen.first.line)) is not None:
             # a plug-in's exception its host program caught, saying it goes on without that plug-in (ComfyUI's custom nodes,
-            # the web UI's extension scripts: knowledge/signs.py PLUGIN_SKIPPED): the plug-in's failure, not the run's
-            return (host[0], host[1][:200], "plug-in")
+            # the web UI's extension scripts: knowledge/signs.py PLUGIN_SKIPPED), or one a logger wrote at DEBUG or INFO
+            # level and went on from (its next record): the program's own lines say it caught it, not the run's failure
+            return (caught[0], caught[1][:200], caught[2])
         if not seen.first.source and noted(seen.first.where.text):
             # the program's own record, at INFO or DEBUG level, that a part of it is not there and it goes on without it
             # (an optional backend, a library: knowledge/progress.py `noted`): it says itself that it went on
