@@ -235,3 +235,24 @@ class TestTracebackLoggedAtDebugLevel:
     def test_sibling_another_programs_line_after_it_keeps_the_error(self):
         text = TORIO + "E0522 00:40:43.100000 1234 torch/distributed/elastic/multiprocessing/api.py:826] failed (exitcode: 1)\n"
         assert "module-not-found" in errors(text)
+
+
+# CS1o/Stable-Diffusion-Info#57 (heldout27b): OneTrainer on an AMD RX 9070 XT, its CUDA build of torch told no NVIDIA driver
+NO_NVIDIA = "RuntimeError: Found no NVIDIA driver on your system. Please check that you have an NVIDIA GPU and installed a driver from http://www.nvidia.com/Download/index.aspx\n"
+
+
+def no_driver_fix(text: str) -> str:
+    [found] = [f for f in api.diagnose(text).findings if f.id == "cuda-no-driver"]
+    return found.fix
+
+
+class TestAmdGpuSetting:
+    def test_control_an_amd_gpus_stack_gets_the_rocm_fix_not_nvidias(self):
+        for shows in ("I installed TheRock's ROCm wheels for my RX 9070 XT (gfx1201)\n", "torch 2.6.0+rocm6.2\n",
+                      "GPU 0: AMD Radeon RX 7900 XTX\n"):
+            assert "ROCm build of PyTorch" in no_driver_fix(shows + NO_NVIDIA)
+
+    def test_sibling_a_ryzens_integrated_graphics_or_an_amd_cpu_is_no_amd_gpu(self):
+        for shows in ("Display adapters: AMD Radeon(TM) Graphics, NVIDIA GeForce RTX 3060 Laptop GPU\n",
+                      "CPU: AMD Ryzen 9 5950X 16-Core Processor\n"):
+            assert "ROCm" not in no_driver_fix(shows + NO_NVIDIA)
