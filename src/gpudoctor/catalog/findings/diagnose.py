@@ -104,6 +104,8 @@ called healthy either; what would show the failure is said (the failing run's ow
         "harness's status for a step, a program's own message, an error logged and maybe survived. Whether one of them failed the "
         "job is what the end does not say, so the run is not called healthy; the lines are the lead.",
         "handled": "The program caught this exception: a logger wrote its traceback (a program's own `log(ERROR, traceback.format_exc())`, "
+        "or a message of the program's own that holds it, its header after the message's words, `logger.error(f\"..., error happened with msg: "
+        "{{traceback.format_exc()}}\")`, "
         "or a logger's error record that quotes its message right before it, `logger.exception(f\"...: {{e}}\")`, with the logger's records going on "
         "after it: the next item processed), or the same process went on after it (its steps, epochs or rounds counted on, a fallback, "
         "a server that came up and waits for requests, its end), or it is Python's logging's own error (a record it could not format "
@@ -127,7 +129,11 @@ called healthy either; what would show the failure is said (the failing run's ow
         "training or fine-tuning done, after the failure), or the library's line was only a warning and the run's progress "
         "follows it, or the shell could not run a set-up step of the batch script (an environment's activate) and the job's "
         "own output follows, or the line is the program's own record at INFO or DEBUG level that a part of it is not there and it "
-        "goes on without it (an optional backend \"available: False\" with the import error as its reason, a library \"not available\"). Progress and an end are read so only where one process writes the log: "
+        "goes on without it (an optional backend \"available: False\" with the import error as its reason, a library \"not available\"), "
+        "or its host program said it goes on without a plug-in whose import failed (ComfyUI's custom nodes, the Stable Diffusion web UI's "
+        "extension scripts), or a logger wrote the traceback under its own DEBUG or INFO record and its next record follows, or the "
+        "program's own record follows a tool the shell could not find (a script asking nvidia-smi for the GPUs as it starts). "
+        "Progress and an end are read so only where one process writes the log: "
         "another rank's progress after one rank's failure is a hang to come, not a job that went on. The failure is not the run's end (its finding is kept, as one the job went on past); what the "
         "run did without the thing that failed, and how it ends, is what the log does not decide.",
         "reported": "The thread's own words quote the program's message: its title, or a sentence that reports it (\"I will get ...\", "
