@@ -256,3 +256,13 @@ class TestAmdGpuSetting:
         for shows in ("Display adapters: AMD Radeon(TM) Graphics, NVIDIA GeForce RTX 3060 Laptop GPU\n",
                       "CPU: AMD Ryzen 9 5950X 16-Core Processor\n"):
             assert "ROCm" not in no_driver_fix(shows + NO_NVIDIA)
+
+    def test_sibling_hips_own_no_device_keeps_its_own_fix(self):
+        # ROCm/hip#3191 (heldout18): a HIP program's hipErrorNoDevice is read in HIP's words; the ROCm-build fix is torch's
+        text = "GPU 0: AMD Radeon PRO W6800\nhipGetDeviceCount failed: hipErrorNoDevice (100)\n"
+        found = [f for f in api.diagnose(text).findings if f.id == "cuda-no-gpus-visible"]
+        assert all("ROCm build of PyTorch" not in f.fix for f in found)
+
+    def test_sibling_a_link_to_amds_projects_is_no_amd_gpu(self):
+        text = "see https://github.com/ROCm/TheRock/issues/1 for the wheels\n" + NO_NVIDIA
+        assert "ROCm" not in no_driver_fix(text)

@@ -79,8 +79,8 @@ SIGNS = (
     # an AMD GPU: AMD's stack (ROCm, its tools and build tags, HIP's device variable and errors, ZLUDA, TheRock's ROCm wheels, a
     # gfx architecture), a discrete Radeon or Instinct GPU named, a person's "AMD GPU" (CS1o/Stable-Diffusion-Info#57, heldout27b:
     # OneTrainer on an RX 9070 XT with TheRock's wheels, told "Found no NVIDIA driver"). Not a Ryzen's integrated "AMD Radeon(TM)
-    # Graphics" beside an NVIDIA GPU, nor an AMD CPU (Ryzen, EPYC, Threadripper)
-    sign(AMD, rb"\bROCm\b|\brocm-smi\b|\brocminfo\b|\+rocm\d|\bHIP_VISIBLE_DEVICES\b|\bhipError\w+|\bZLUDA\b|\bTheRock\b"
+    # Graphics" beside an NVIDIA GPU, nor an AMD CPU (Ryzen, EPYC, Threadripper), nor a link's or a path's word (github.com/ROCm/...)
+    sign(AMD, rb"(?<![\w/.-])(?:ROCm|rocm-smi|rocminfo|ZLUDA|TheRock)\b(?![/.]\w)|\+rocm\d|\bHIP_VISIBLE_DEVICES\b|\bhipError\w+"
               rb"|\bgfx(?:90[68a]|94[02]|103\d|110\d|115\d|120\d|1[01]\dx)\b|\bAMD Radeon (?:RX|PRO|Pro|VII|Instinct)\b|\bRadeon RX ?\d{3,4}"
               rb"|\bInstinct MI\d{2,3}|(?<![\w/.-])AMD (?:GPU|graphics card|video card)s?\b|\bAMD on Windows\b",
          (b"ROCm", b"rocm", b"HIP_VISIBLE", b"hipError", b"ZLUDA", b"TheRock", b"gfx", b"Radeon", b"Instinct", b"AMD ")),

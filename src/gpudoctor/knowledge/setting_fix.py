@@ -20,6 +20,8 @@ from gpudoctor.knowledge.setting import AMD, CLUSTER, ENGINE, KERNEL, NOTEBOOK, 
 
 # The findings that say the process reaches no driver or no GPU
 NO_DRIVER = ("gpu-driver-unusable", "cuda-no-driver", "nvidia-smi-not-found", "cuda-no-gpus-visible", "driver-library-not-found")
+# The findings that name NVIDIA's driver, tool or driver library as missing (on an AMD GPU: the wrong stack, not a missing part)
+NVIDIA_ONLY = ("cuda-no-driver", "nvidia-smi-not-found", "gpu-driver-unusable", "driver-library-not-found")
 # The findings that say the process was given no GPU
 NO_GPU = ("cuda-no-gpus-visible", "cuda-no-driver", "nvidia-smi-not-found")
 # The findings that say the process asks for a GPU past those it was given
@@ -85,7 +87,9 @@ ROWS = (
         "resolution or frame count, and use the offload option of the custom node that loads a large model",
         "ComfyUI keeps models on the GPU as its VRAM mode decides: its start-up flags and the workflow's sizes are the lever, not a "
         "training batch.", unless=(TRAINING,)),
-    Row(AMD, "", NO_DRIVER, "an AMD GPU or AMD's GPU stack (ROCm, HIP, ZLUDA)",
+    # (NVIDIA's own: a CUDA build of torch told no NVIDIA driver, NVIDIA's tool or library not there; not a GPU not visible,
+    # which a ROCm build says too, in HIP's words its own fix reads)
+    Row(AMD, "", NVIDIA_ONLY, "an AMD GPU or AMD's GPU stack (ROCm, HIP, ZLUDA)",
         "an AMD GPU runs on AMD's stack, not NVIDIA's driver and CUDA: use the program's AMD option where it has one, and a ROCm build of "
         "PyTorch (Linux: pip install torch --index-url https://download.pytorch.org/whl/rocm6.4, the ROCm release your GPU's gfx "
         "architecture is listed for; Windows: a ROCm build for that GPU, such as TheRock's wheels, or the program's ZLUDA or DirectML "
