@@ -4,7 +4,10 @@ optimization steps = 0"). A run that ends after such a line, or whose log stops 
 evidence that it worked (issue 35: hpcaitech/Open-Sora#562, dev5: every epoch "0it" while the bucket reports 3 batches). An
 empty list of the devices a run uses ("Use gpus:" with none
 after it, RVC) is no such line: the run goes on, on the CPU ("NO GPU DETECTED: falling back to CPU", heldout27b rvc-2067),
-which is the GPU not used, not no work. What decides the answer is in commands/diagnose/analyse.py `no_failure` (log-inconclusive case `no-work`). `NoWork` reads the whole input as its blocks go by
+which is the GPU not used, not no work. A bar of none that the program's start-up prints before it builds its model (the
+web UI's "[AddNet] Updating model hashes..." then "0it [00:00, ?it/s]" for no file to hash, then "Loading weights [...]",
+"Creating model from config: ...", heldout28b stable-diffusion-webui-12273) was a set-up step with nothing to do, not the
+run's work: the model's loading after it takes it back, as work after it does. What decides the answer is in commands/diagnose/analyse.py `no_failure` (log-inconclusive case `no-work`). `NoWork` reads the whole input as its blocks go by
 (`feed`, `tee`) and keeps the last such line.
 """
 
@@ -30,6 +33,11 @@ NO_WORK = re.compile(
 # printed frame by frame on lines of their own, "0it [00:00, ?it/s]" then "1it [00:00,  1.02it/s]", heldout15's loramaster#5;
 # a loop that yielded nothing before the training's bar "0/42 [00:09<?, ?it/s]", heldout10's bert-sklearn#17, a stall).
 WORK = re.compile(rb"(?<![\d.])(?:[1-9]\d*it|\d+/[1-9]\d*) \[")
+# A program's own line that it now builds or loads its model (the web UI's and diffusers' start-up words): what came before it
+# was the start-up, not the run's work. Only words said while a model is being built, never a trainer's reload of its best
+# model at its end ("Loading best model from ..."), which comes after the epochs it would take back.
+MODEL_BUILT = re.compile(rb"^(?:Loading weights \[[0-9a-f]+\] from |Creating model from config: |Loading pipeline components\.\.\.)",
+                         re.MULTILINE)
 # Where a NO_WORK match can be, found fast (a literal, or a pattern that starts with one letter): NO_WORK itself opens with
 # alternatives the regex engine tries at every byte (diagnose_throughput's ordinary log: 9.7 MB/s when it searched whole
 # blocks), so it is tried only on the lines these find. Each count NO_WORK reads ends in one of these words' tails, in
@@ -52,7 +60,7 @@ class NoWork(WholeLines):
         if found is not None:
             self.last = self.line_at(block, begin, end, found.start())
             after = found.end()
-        if self.last is not None and WORK.search(block, after, end) is not None:
+        if self.last is not None and (WORK.search(block, after, end) is not None or MODEL_BUILT.search(block, after, end) is not None):
             self.last = None
         self.lines += newlines(block, begin, end)
 

@@ -100,7 +100,10 @@ MARKS_KEPT = 64
 # What shows that a job went on past a failure (knowledge/story.py `Diagnosis.went_on`'s `how`), in the answer's words.
 WENT_ON_SHOWN = {"fallback": "a fallback", "progress": "progress", "later-run": "progress", "ended": "its end",
                  "warned": "progress after the warning", "set-up": "the job's own output",
-                 "noted": "its own info-level record that it goes on without that part"}
+                 "noted": "its own info-level record that it goes on without that part",
+                 "plug-in": "its host program's word that it goes on without that plug-in",
+                 "tool-step": "the program's own record after it",
+                 "logged-low": "its logger's next record, after it logged the exception at DEBUG or INFO level"}
 # An end (knowledge/ending.py ENDED, LAST_ENDED) that is a process's or a launcher's teardown, or a time printed on the way
 # out, not the job's own words that its work is done: after a failure, it ends the failed process as well
 # ("Destroying process group", torch elastic's "exitcode: 0" of another rank, "Total time: 12s" from a finally:).

@@ -38,9 +38,14 @@ from gpudoctor.knowledge.prefilter import newlines
 from gpudoctor.knowledge.reruns import WholeLines
 
 NOT = rb"(?:n'?t|n\xe2\x80\x99t| not)"  # don't, dont, don't (a typographic apostrophe), do not
-THE_ERROR = rb"(?:that|this|the|those|these|th[ai]t? same) (?:error|issue|problem|exception|crash)s?"
+# (up to two words between that name the error: "the lib missing issue", rembg#668's reporter of its title's library error)
+THE_ERROR = rb"(?:that|this|the|those|these|th[ai]t? same)(?: [\w\-]+){0,2}? (?:error|issue|problem|exception|crash)s?"
 # (what the sentence must not go on to say: the error is back, still there, or it is another setup that works)
-UNLESS = rb"(?![^\n]*\b(?:again|came back|comes back|reappear\w*|still|only|except|but not|on (?:the )?cpu|on (?:one|a single|1) gpu)\b)"
+# The error back is read on the whole line ("..., but then it came back again"); the error still there, or gone only in
+# another setup, up to a "but" or "however" that turns to another problem: "it doesn't have the lib missing issue anymore,
+# BUT it still use ONLY CPU" (rembg#668) says the error gone and a new problem, not the error still there.
+UNLESS = (rb"(?![^\n]*\b(?:again|came back|comes back|reappear\w*|but not)\b)"
+          rb"(?!(?:(?!\b(?:but|however)\b)[^\n])*?\b(?:still|only|except|on (?:the )?cpu|on (?:one|a single|1) gpu)\b)")
 SAID = re.compile(
     rb"^[^\n]*?\b(?:(?P<gone>"
     # gone since: "I do not have that error anymore", "no longer get this error", "the error is gone / fixed now"
@@ -154,10 +159,11 @@ class SaidFixed(WholeLines):
         despite the errors after it (DESPITE), or None."""
         return next((s for s in reversed(self.despite) if line - WINDOW <= s[0] < line), None)
 
-    def after(self, line: int) -> Optional[tuple[int, str, str]]:
-        """(line, sentence, "gone" or "survived") of the first such sentence within WINDOW lines after `line`, else
+    def after(self, line: int, window: int = WINDOW) -> Optional[tuple[int, str, str]]:
+        """(line, sentence, "gone" or "survived") of the first such sentence within `window` lines after `line` (WINDOW: the
+        same post; an error the thread's title quotes is said gone anywhere in the paste's first lines read, LINES), else
         (line, sentence, "ignorable") of a reply within REPLY_WINDOW lines that says the error can be ignored, or None."""
-        return next((s for s in self.said if line < s[0] <= line + WINDOW), None) or next(
+        return next((s for s in self.said if line < s[0] <= line + window), None) or next(
             (s for s in self.ignorable if line < s[0] <= line + REPLY_WINDOW), None)
 
 

@@ -33,6 +33,7 @@ NOTEBOOK = "notebook"  # a hosted notebook (Google Colab, Kaggle): its runtime's
 RENTED = "rented"  # a rented cloud GPU (RunPod, Vast.ai): the driver is the host's, the image the renter's
 TRAINING = "training"  # a training job (an RL or fine-tuning framework's frames, a backward pass): an engine in it is a component
 KERNEL = "kernel"  # a CUDA kernel of a program other than torch (Setting.kernels)
+AMD = "amd"  # an AMD GPU, or AMD's GPU stack (ROCm, HIP, ZLUDA): NVIDIA's driver and CUDA are not what runs it
 
 
 
@@ -75,6 +76,14 @@ SIGNS = (
              rb"|<hostdev mode=|(?<![\w/.-])(?:GPU|PCI|PCIe|[Gg]pu) pass-?through\b|(?<![\w/.-])pass-?through (?:of )?(?:the |a |my )?(?:GPU|card|device)"
              rb"|(?<![\w/.-])pass(?:ed|ing)? (?:the |a |my )?(?:GPU|card) through\b|(?<![\w/.-])(?:[Ii]n|[Ii]nside|[Oo]n) (?:the |a |my )?(?:VM|guest VM|virtual machine)\b",
          (b"Hypervisor detected", b"DMI: ", b"vfio", b"<hostdev", b"passthrough", b"pass-through", b"pass through", b"VM", b"virtual machine")),
+    # an AMD GPU: AMD's stack (ROCm, its tools and build tags, HIP's device variable and errors, ZLUDA, TheRock's ROCm wheels, a
+    # gfx architecture), a discrete Radeon or Instinct GPU named, a person's "AMD GPU" (CS1o/Stable-Diffusion-Info#57, heldout27b:
+    # OneTrainer on an RX 9070 XT with TheRock's wheels, told "Found no NVIDIA driver"). Not a Ryzen's integrated "AMD Radeon(TM)
+    # Graphics" beside an NVIDIA GPU, nor an AMD CPU (Ryzen, EPYC, Threadripper), nor a link's or a path's word (github.com/ROCm/...)
+    sign(AMD, rb"(?<![\w/.-])(?:ROCm|rocm-smi|rocminfo|ZLUDA|TheRock)\b(?![/.]\w)|\+rocm\d|\bHIP_VISIBLE_DEVICES\b|\bhipError\w+"
+              rb"|\bgfx(?:90[68a]|94[02]|103\d|110\d|115\d|120\d|1[01]\dx)\b|\bAMD Radeon (?:RX|PRO|Pro|VII|Instinct)\b|\bRadeon RX ?\d{3,4}"
+              rb"|\bInstinct MI\d{2,3}|(?<![\w/.-])AMD (?:GPU|graphics card|video card)s?\b|\bAMD on Windows\b",
+         (b"ROCm", b"rocm", b"HIP_VISIBLE", b"hipError", b"ZLUDA", b"TheRock", b"gfx", b"Radeon", b"Instinct", b"AMD ")),
     # a hosted notebook: a Colab cell's frame and its drive, Colab's module, Kaggle's folders, a person's "on Colab"
     sign(NOTEBOOK, rb"File \"/content/|/content/drive/|\bgoogle\.colab\b|/kaggle/(?:working|input)/|" + said_on(rb"[Cc]olab|Kaggle"),
          (b"/content/", b"google.colab", b"/kaggle/", b"olab", b"Kaggle")),

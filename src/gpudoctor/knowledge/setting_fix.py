@@ -16,10 +16,12 @@ from dataclasses import dataclass
 from typing import Optional
 
 from gpudoctor.catalog.findings.gpu_health import PASSTHROUGH_FIX
-from gpudoctor.knowledge.setting import CLUSTER, ENGINE, KERNEL, NOTEBOOK, POD, RAY, RENTED, TRAINING, VM, WINDOWS, WSL, Kernel, Setting
+from gpudoctor.knowledge.setting import AMD, CLUSTER, ENGINE, KERNEL, NOTEBOOK, POD, RAY, RENTED, TRAINING, VM, WINDOWS, WSL, Kernel, Setting
 
 # The findings that say the process reaches no driver or no GPU
 NO_DRIVER = ("gpu-driver-unusable", "cuda-no-driver", "nvidia-smi-not-found", "cuda-no-gpus-visible", "driver-library-not-found")
+# The findings that name NVIDIA's driver, tool or driver library as missing (on an AMD GPU: the wrong stack, not a missing part)
+NVIDIA_ONLY = ("cuda-no-driver", "nvidia-smi-not-found", "gpu-driver-unusable", "driver-library-not-found")
 # The findings that say the process was given no GPU
 NO_GPU = ("cuda-no-gpus-visible", "cuda-no-driver", "nvidia-smi-not-found")
 # The findings that say the process asks for a GPU past those it was given
@@ -85,6 +87,17 @@ ROWS = (
         "resolution or frame count, and use the offload option of the custom node that loads a large model",
         "ComfyUI keeps models on the GPU as its VRAM mode decides: its start-up flags and the workflow's sizes are the lever, not a "
         "training batch.", unless=(TRAINING,)),
+    # (NVIDIA's own: a CUDA build of torch told no NVIDIA driver, NVIDIA's tool or library not there; not a GPU not visible,
+    # which a ROCm build says too, in HIP's words its own fix reads)
+    Row(AMD, "", NVIDIA_ONLY, "an AMD GPU or AMD's GPU stack (ROCm, HIP, ZLUDA)",
+        "an AMD GPU runs on AMD's stack, not NVIDIA's driver and CUDA: use the program's AMD option where it has one, and a ROCm build of "
+        "PyTorch (Linux: pip install torch --index-url https://download.pytorch.org/whl/rocm6.4, the ROCm release your GPU's gfx "
+        "architecture is listed for; Windows: a ROCm build for that GPU, such as TheRock's wheels, or the program's ZLUDA or DirectML "
+        "path); check: python -c \"import torch; print(torch.version.hip, torch.cuda.is_available())\" must print a HIP version and True, "
+        "and rocminfo (Linux) or the AMD driver's own tools list the GPU; a CUDA build of torch on an AMD GPU finds no NVIDIA driver",
+        "PyTorch's CUDA build looks for NVIDIA's driver; on an AMD GPU it finds none, whatever AMD driver is installed: the ROCm build "
+        "of torch (torch.cuda is then HIP underneath) is the one that uses the GPU.",
+        replaces_why=True),
     Row(WSL, "", NO_DRIVER, "WSL",
         "under WSL 2 the driver is the Windows one (no Linux driver inside WSL: its kernel has no nvidia module to load, install or rebuild): in Windows install or "
         "update the NVIDIA driver (nvidia-smi.exe in PowerShell must list the GPU), then wsl --update and wsl --shutdown; wsl -l -v must "

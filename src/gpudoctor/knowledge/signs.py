@@ -250,6 +250,19 @@ STRONG = 3  # a sign at least this strong is a failure of its own, not only an e
 FALLBACK = re.compile(
     r"(?:\bWARN(?:ING)?\b|^W\d{4} ).{0,120}?\b(?:[Ff]allback|[Ff]all(?:ing)? back) to \S+ (?:due to|because of|after) (?:an? )?(?:exception|error)\b"
 )
+# A host program's own line that it could not load one of its plug-ins and goes on without it: ComfyUI's "Cannot import
+# /home/u/ComfyUI/custom_nodes/ComfyUI-WD14-Tagger module for custom nodes: [Errno 2] No such file or directory: ..." (printed
+# right after the exception's traceback; a log viewer that shows a record's lines in reverse puts it before the exception's
+# line, heldout24b Comfy-Org/ComfyUI#9923's RunPod log), the Stable Diffusion web UI's "*** Error loading script: tagger.py"
+# and "*** Error running install.py for extension ..." (before the traceback it indents under it). The exception is the
+# plug-in's, caught by its host, which starts all the same ("(IMPORT FAILED)" in its import times, the server up): no
+# failure of the run. Not a plug-in's own error at run time ("!!! Exception during processing !!!", a node that failed
+# while the workflow ran), nor a program's import of its own modules.
+# (the web UI's stars as the line reaches the reader: a paste's markdown may have eaten two of them)
+PLUGIN_SKIPPED = re.compile(r"\bCannot import \S.{0,300}? module for custom nodes: |^\*{1,3} ?Error (?:loading script: |running install\.py for extension )")
+PLUGIN_WORDS = ("module for custom nodes", "Error loading script: ", "Error running install.py")
+PLUGIN_INDENTED = 80  # lines of a traceback indented under the host's line, at most
+PLUGIN_LINES = 3  # how far after the host's line the exception's own line stands, at most, where a viewer reversed them
 # torch.compile's notice of where it found what it could not compile or capture ("skipping cudagraphs due to
 # cpu device (cat). Found from :"), then that stack: a notice's frames, not a traceback (nothing was raised).
 NOTICE_STACK = re.compile(r"\bFound from ?:$")
@@ -278,6 +291,12 @@ LOGGED_AT = re.compile(r"(?<![\w-])(?:ERROR|CRITICAL|FATAL)\s*[:\]|-]?\s*$")
 # (LOGGED_WENT_ON of them: the next item processed); a record of the message only, then the log's end or a failure, stays
 # the run's end. The message must stand in the record: a wrapper's empty "[ERROR] - " record before its traceback logs and
 # re-raises (lightning-hydra-template's task wrapper, "Closing loggers..." next).
+# A message's words that introduce what follows them as the message's text, right before a traceback's header
+FORMATTED_AT = re.compile(r"(?<![\w.])(?:msg|message)\s*[:=]\s*$", re.IGNORECASE)
+# Python's own suggestion after a NameError's, AttributeError's or ImportError's message ("... has no attribute 'setTitle'.
+# Did you mean: 'set_title'?", 3.10 on): the traceback's printer adds it, str(e) holds none, so a record of the message
+# lacks it (heldout27w sanayume/rainfalldata: "ERROR - ...: 'Axes' object has no attribute 'setTitle'" before the traceback)
+SUGGESTION = re.compile(r"\. Did you mean:? .{1,120}\?$")
 LOGGED_MESSAGE = 12  # characters of the exception's message the record must hold
 LOGGED_WENT_ON = 2
 # a stamped record's error level, in any logger's format ("[2025-07-16 15:24:47] ERROR main: ...", "... - ERROR - ...")
@@ -469,6 +488,9 @@ class Signs:
         self.spawned: Optional[int] = None  # mp.spawn's "-- Process N terminated": the rank of the traceback that follows
         self.pytest_said: dict[Optional[int], LogLine] = {}  # rank -> pytest's last "E   Class: message" line
         self.fallback_at: dict[Optional[int], int] = {}  # rank -> line of its last fallback warning (FALLBACK)
+        # (rank, first, last) line of an exception the program caught, with the line that shows it (number, text) and how:
+        # a plug-in's its host skipped ("plug-in", PLUGIN_SKIPPED), or one a logger wrote at a low level ("logged-low")
+        self.caught_spans: list[tuple[Optional[int], int, int, int, str, str]] = []
         self.went_on_span: dict[Optional[int], tuple[int, int]] = {}  # rank -> (first, last) line of a traceback it went on from
         # (line, text, class) of those tracebacks' exception lines (handled_after), for the undecided answer to name
         self.went_on: list[tuple[int, str, str]] = []
@@ -499,6 +521,13 @@ class Signs:
             return
         if "back to" in text and FALLBACK.search(text):
             self.fallback_at[msg.rank] = line
+            self.events += 1
+            return
+        if any(w in text for w in PLUGIN_WORDS) and PLUGIN_SKIPPED.search(text):
+            under = following(PLUGIN_INDENTED) if following is not None else []
+            indented = next((i for i, nxt in enumerate(under) if nxt.strip() and not nxt[:1].isspace()), len(under))
+            # (the exception's line under it: a viewer's reversal, or the end of the traceback the web UI indents under it)
+            self.caught_spans.append((msg.rank, line, line + max(PLUGIN_LINES, indented), line, text, "plug-in"))
             self.events += 1
             return
         if text[-1:] == ":" and following is not None and NOTICE_STACK.search(text):
@@ -776,8 +805,16 @@ class Signs:
                 relayed_on = chained or wrapper(cls, message, frames)
                 if relayed_on:
                     sign.cause = "<next>"  # a worker's exception re-raised: the worker's own traceback follows
-                if host_only(frames) or not relayed_on and (
+                host = plugin_after(after[i + 1 :]) if not relayed_on else None
+                if host is not None:
+                    self.caught_spans.append((head.rank, line, line + 1 + i, line + 2 + i + host[0], host[1], "plug-in"))
+                by_host = not relayed_on and (host is not None or self.by_plugin_host(head.rank, line))
+                low = self.logged_at_low_level(head, after[i + 1 :]) if not relayed_on else None
+                if low is not None:  # (its finding is one the job went on past: the logger's next record)
+                    self.caught_spans.append((head.rank, line, line + 1 + i, line + 2 + i + low[0], low[1], "logged-low"))
+                if host_only(frames) or by_host or not relayed_on and (
                         handled_after(head, raw, after[i + 1 :]) or self.logged_went_on(head, message, after[i + 1 :])
+                        or formatted_in_message(raw) or low is not None
                         or i + 1 < len(after) and any(seg.text == LOGGING_CALL_STACK for seg in segments(after[i + 1]))):
                     # (or logging's own error: the call stack of the record it could not write follows, LOGGING_CALL_STACK;
                     # or an IDE's or a notebook kernel's own traceback, HOST_PACKAGES: the host logged it, not the job)
@@ -846,7 +883,7 @@ class Signs:
         """The traceback being read follows a logger's error record that holds its exception's message (in the lines right
         before its header), and the same logger's records go on after its exception line at no error level
         (LOGGED_MESSAGE's why)."""
-        said = message.strip()[:LOGGED_MESSAGE * 4]
+        said = SUGGESTION.sub("", message.strip())[:LOGGED_MESSAGE * 4]
         logged = next((raw for raw in self.before if said in raw and time_of(raw) and RECORD_ERROR.search(raw, 0, 120)), None)
         if len(said) < LOGGED_MESSAGE or logged is None:
             return False
@@ -869,6 +906,37 @@ class Signs:
                 if records >= LOGGED_WENT_ON:
                     return True
         return False
+
+    def logged_at_low_level(self, head: LogLine, after: list[str]) -> Optional[tuple[int, str]]:
+        """(index in `after`, text) of the same logger's next record, where the traceback being read is one a logger wrote
+        under a record of its own at DEBUG or INFO level right before its header (Python's logging with exc_info=True:
+        `logger.debug("Failed to load FFmpeg6 extension.", exc_info=True)`, torio's loader trying one FFmpeg after another,
+        heldout28 buzz-1160) and that next record follows the exception's line: the program logged what it caught, at a
+        level that says it expected it, and went on. None otherwise: at error or warning level, or with anything else after
+        it, LOGGED_MESSAGE's rule decides."""
+        record = self.before[-1] if self.before else ""
+        level = RECORD_LEVEL.search(record, 0, 120)
+        if level is None or level.group(0) not in ("DEBUG", "INFO") or not time_of(record):
+            return None
+        at, nxt = next(((k, raw) for k, raw in enumerate(after[:LOGGED_AROUND]) if raw.strip()), (0, ""))
+        if head.rank is not None and all(seg.rank not in (None, head.rank) for seg in segments(nxt)):
+            return None  # (another rank's line)
+        following = RECORD_LEVEL.search(nxt, 0, 120)
+        if (following is None or following.group(0) not in ("DEBUG", "INFO") or not time_of(nxt)
+                or record_shape(nxt) != record_shape(record)):
+            return None
+        return (at, nxt.strip())
+
+    def caught_by(self, rank: Optional[int], line: int) -> Optional[tuple[int, str, str]]:
+        """(line, text, how) of what shows that the program caught the exception `line` is of (its traceback, or its line
+        under its host's word): its host's word that it goes on without that plug-in ("plug-in", PLUGIN_SKIPPED), or its
+        logger's next record after one it wrote at DEBUG or INFO level ("logged-low"); else None."""
+        return next(((at, said, how) for r, first, last, at, said, how in self.caught_spans if r == rank and first <= line <= last), None)
+
+    def by_plugin_host(self, rank: Optional[int], line: int) -> bool:
+        """The line is of a plug-in's exception that its host program caught and went on from (PLUGIN_SKIPPED)."""
+        caught = self.caught_by(rank, line)
+        return caught is not None and caught[2] == "plug-in"
 
     def handled(self, rank: Optional[int], line: int) -> bool:
         """The line starts an exception that a fallback warning just before it said was caught, or is one of a
@@ -1049,6 +1117,28 @@ def handled_after(head: LogLine, raw: str, after: list[str]) -> bool:
     at = raw.find(TRACEBACK)
     logged = at > 0 and (LOGGED_AT.search(raw[:at]) is not None or error_level(raw[:at]) is not None)
     return progress >= WENT_ON_LINES or logged
+
+
+def plugin_after(after: list[str]) -> Optional[tuple[int, str]]:
+    """(index in `after`, text) of the first line after a traceback's exception line, blank lines aside, where it is its
+    host's word that the plug-in did not load and it goes on without it (PLUGIN_SKIPPED: ComfyUI's, printed after the
+    traceback); else None."""
+    for i, nxt in enumerate(after[:PLUGIN_LINES]):
+        text = nxt.strip()
+        if text:
+            return (i, text) if any(w in text for w in PLUGIN_WORDS) and PLUGIN_SKIPPED.search(text) is not None else None
+    return None
+
+
+def formatted_in_message(raw: str) -> bool:
+    """A traceback whose header follows a message's own words that introduce it as their text, on its line ("..., error
+    happened with msg: Traceback (most recent call last):", PaddleOCR's loader logging traceback.format_exc() for a sample
+    it skips, heldout28w shanmuka7482-ocr-project): the program formatted the exception into its own record, so it caught
+    it. Python prints an uncaught exception's header at a line's start, or after a prefix that is no message of its own
+    (a rank's "[rank0]: ", a bar's frame it is glued to); an exception whose message holds another's traceback
+    ("RuntimeError: Traceback ...", a relay) names its class there, not these words."""
+    at = raw.find(TRACEBACK)
+    return at > 0 and FORMATTED_AT.search(raw, 0, at) is not None
 
 
 def tool_went_on(after: list[str]) -> bool:

@@ -55,6 +55,8 @@ from gpudoctor.knowledge.gpus_unused import GpusUnused
 from gpudoctor.knowledge.nccl_loopback import NcclLoopback
 from gpudoctor.knowledge.remedy import WARNED, Remedy, line_remedy
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts, RunStarts
+from gpudoctor.knowledge.said_fixed import LINES as LINES_READ
+from gpudoctor.knowledge.said_fixed import WINDOW as WINDOW_SAID
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.paste_parts import WORDS_PLACE, PasteParts, Worked, contradicting
 from gpudoctor.knowledge.forked import ForkSeen
@@ -1092,6 +1094,11 @@ class Diagnosis:
     def progress_past(self, seen: Seen) -> Optional[tuple[int, str, str]]:
         """`went_on`, worked out."""
         assert self.progress is not None
+        if not seen.first.source and (caught := self.signs.caught_by(seen.first.where.rank, seen.first.line)) is not None:
+            # a plug-in's exception its host program caught, saying it goes on without that plug-in (ComfyUI's custom nodes,
+            # the web UI's extension scripts: knowledge/signs.py PLUGIN_SKIPPED), or one a logger wrote at DEBUG or INFO
+            # level and went on from (its next record): the program's own lines say it caught it, not the run's failure
+            return (caught[0], caught[1][:200], caught[2])
         if not seen.first.source and noted(seen.first.where.text):
             # the program's own record, at INFO or DEBUG level, that a part of it is not there and it goes on without it
             # (an optional backend, a library: knowledge/progress.py `noted`): it says itself that it went on
@@ -1113,6 +1120,12 @@ class Diagnosis:
             # a batch script's set-up step the shell could not run (an environment's activate not found), and the job's own
             # output after it: the script went on to the job
             return (final + 1, f"the job's output, lines {final + 1}-{self.lines}", "set-up")
+        then = seen.first.fields.get("then") if seen.pattern.id == "nvidia-smi-not-found" else None
+        if alone and isinstance(then, str) and not self.many_processes(seen):
+            # the shell could not find nvidia-smi, and the program's own record follows (a script that asks it for the
+            # GPUs as it starts, then goes on: classes10c.py RECORD_AFTER): a step of the job, not what stopped it
+            at, _, record = then.partition(": ")
+            return (seen.first.line + int(at), record[:200], "tool-step")
         if self.many_processes(seen) or self.script_steps_after(seen):
             return None
         if alone and warned(seen.first.where.text):
@@ -1275,7 +1288,10 @@ class Diagnosis:
         error is the thread's history, or survived, not the run's failure."""
         if self.said_fixed is None or seen.first.source:
             return None
-        said = self.said_fixed.after(max(seen.last, seen.first.line))
+        title = self.paste.title
+        quoted_by_title = title is not None and seen.first.line == title[0] and seen.last <= title[0]
+        # (an error the thread's title quotes alone: the reporter says it gone anywhere in the post, rembg#668's sentence far below)
+        said = self.said_fixed.after(max(seen.last, seen.first.line), window=LINES_READ if quoted_by_title else WINDOW_SAID)
         if said is None:
             # the reporter's words before the paste: the errors they show did not stop the run, it finished all the same
             # (google/deepvariant#722: "I got this error mesages, but it still finished SNP calling")

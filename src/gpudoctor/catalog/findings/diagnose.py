@@ -104,6 +104,8 @@ called healthy either; what would show the failure is said (the failing run's ow
         "harness's status for a step, a program's own message, an error logged and maybe survived. Whether one of them failed the "
         "job is what the end does not say, so the run is not called healthy; the lines are the lead.",
         "handled": "The program caught this exception: a logger wrote its traceback (a program's own `log(ERROR, traceback.format_exc())`, "
+        "or a message of the program's own that holds it, its header after the message's words, `logger.error(f\"..., error happened with msg: "
+        "{{traceback.format_exc()}}\")`, "
         "or a logger's error record that quotes its message right before it, `logger.exception(f\"...: {{e}}\")`, with the logger's records going on "
         "after it: the next item processed), or the same process went on after it (its steps, epochs or rounds counted on, a fallback, "
         "a server that came up and waits for requests, its end), or it is Python's logging's own error (a record it could not format "
@@ -127,7 +129,11 @@ called healthy either; what would show the failure is said (the failing run's ow
         "training or fine-tuning done, after the failure), or the library's line was only a warning and the run's progress "
         "follows it, or the shell could not run a set-up step of the batch script (an environment's activate) and the job's "
         "own output follows, or the line is the program's own record at INFO or DEBUG level that a part of it is not there and it "
-        "goes on without it (an optional backend \"available: False\" with the import error as its reason, a library \"not available\"). Progress and an end are read so only where one process writes the log: "
+        "goes on without it (an optional backend \"available: False\" with the import error as its reason, a library \"not available\"), "
+        "or its host program said it goes on without a plug-in whose import failed (ComfyUI's custom nodes, the Stable Diffusion web UI's "
+        "extension scripts), or a logger wrote the traceback under its own DEBUG or INFO record and its next record follows, or the "
+        "program's own record follows a tool the shell could not find (a script asking nvidia-smi for the GPUs as it starts). "
+        "Progress and an end are read so only where one process writes the log: "
         "another rank's progress after one rank's failure is a hang to come, not a job that went on. The failure is not the run's end (its finding is kept, as one the job went on past); what the "
         "run did without the thing that failed, and how it ends, is what the log does not decide.",
         "reported": "The thread's own words quote the program's message: its title, or a sentence that reports it (\"I will get ...\", "
@@ -165,6 +171,8 @@ called healthy either; what would show the failure is said (the failing run's ow
         "restarted": "read the earlier run's failure at line {first} if it may come back (its own finding is listed); the later run's exit status decides it (echo $? after it); write each run to its own file (python train.py > run-$(date +%s).log 2>&1) so that one run's failure is not read as another's",
         "went-on": "read the failure at line {first} if it may come back (its own finding is listed): a fallback is a part that did not load (install or configure it, or the run stays on the slower path); the job's exit status decides the run (echo $? after it); write each run to its own file (python train.py > run-$(date +%s).log 2>&1)",
         "went-on-set-up": "fix the set-up step at line {first} in the batch script (source <env>/bin/activate with the environment's real path, or conda activate <env> after conda's own set-up): until then the job runs in whatever Python the node gives it; the job's exit status decides the run (echo $? after it)",
+        "went-on-tool": "nvidia-smi was not found at line {first}, and the program went on after it (a script that asks it for the GPUs as it starts): put the driver's tools on the PATH if you want that listing (Windows: `where nvidia-smi`; current drivers install it in C:\\Windows\\System32, older ones in C:\\Program Files\\NVIDIA Corporation\\NVSMI; Linux: the driver's nvidia-utils package); whether the job uses the GPU: python -c \"import torch; print(torch.cuda.is_available())\"; the job's exit status decides the run (echo $? after it)",
+        "went-on-plug-in": "the plug-in's failure at line {first} (its own finding is listed, with its fix) is the host program's to skip: fix or reinstall that plug-in (install what it imports, in the host's own Python) or remove it if you do not use it; the host went on without it, and the job's own output after it decides the run",
         "handled": "read the exception at line {first} and the lines before it: a missing optional part (an extra not installed, a backend, a file) is installed or configured to silence it; the job's exit status decides whether the run failed (echo $? after it)",
         "reported": "grep -n -F -- {grep} train.log   # the run's own line of it: the traceback or the lines above it name what raised it; tail -n 200 train.log | gpudoctor diagnose -   # the run's end as it printed it; if the message is the program's own check, its words are the search: the program's docs or issue tracker",
         "not-shown": "COMMAND 2>&1 | tee failing.log; echo \"exit status $?\" >> failing.log; gpudoctor diagnose failing.log   # the failing run's own output decides it: this paste shows a run that worked",

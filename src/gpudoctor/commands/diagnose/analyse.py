@@ -58,6 +58,9 @@ if TYPE_CHECKING:
 # job's memory while the reporter says its utilisation stays at 0 (checks/gpu_activity.py)
 AGREED = (GPU_NOT_USED.id, GPU_JOB_IDLE.id)
 
+# The went-on answer's fix where what the job went on past has its own (knowledge/progress.py WENT_ON_SHOWN's kinds)
+WENT_ON_FIX = {"set-up": "went-on-set-up", "tool-step": "went-on-tool", "plug-in": "went-on-plug-in"}
+
 
 def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
     """`stream`: the log, already open, for a target that is not a path (standard
@@ -207,7 +210,7 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         on = went[-1].evidence["went_on"]
         shown = {"ended": f"line {d.ended_line}: {ended}"} if ended else {}
         how = WENT_ON_SHOWN[on["how"]]
-        return LOG_INCONCLUSIVE(case="went-on", fix_case="went-on-set-up" if on["how"] == "set-up" else None, evidence={"lines": d.lines, "failure": f"line {went[-1].evidence.get('first_line')}: {went[-1].title}",
+        return LOG_INCONCLUSIVE(case="went-on", fix_case=WENT_ON_FIX.get(on["how"]), evidence={"lines": d.lines, "failure": f"line {went[-1].evidence.get('first_line')}: {went[-1].title}",
                                                           "went on": f"line {on['at']}: {on['line']}", **shown},
                                 lines=d.lines, first=went[-1].evidence.get("first_line"), how=how, at=on["at"],
                                 end=f"it ends (line {d.ended_line})" if ended else "it shows no end")

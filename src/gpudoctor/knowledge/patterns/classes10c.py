@@ -38,6 +38,25 @@ CODES = "|".join(
 )
 
 
+# What the program printed right after the shell could not find nvidia-smi: its own logger's record at INFO level, with its
+# time stamp ("[12/18 22:30:01][INFO] mydata.py:  73: Constructing mydata train...", a Windows run of a SlowFast-based
+# script that asks nvidia-smi for the GPUs as it starts, facebookresearch/SlowFast#149, heldout27b): the script went on
+# to its work, so the missing tool was one step of it, not what stopped it (knowledge/story.py `progress_past`). cmd.exe
+# writes its message over two lines ("operable program or batch file."), and the record is the next line after those.
+NVIDIA_SMI_THEN = 3
+RECORD_AFTER = re.compile(r"(?=.*\d\d:\d\d:\d\d)(?=.*(?<![\w-])INFO(?![\w-])).{0,300}\S")
+
+
+def nvidia_smi_fields(m: re.Match, context: list[str]) -> dict:
+    """The pattern's groups, and `then`: the program's own record at INFO level right after the message (RECORD_AFTER)."""
+    for i, text in enumerate(context):
+        if not text.strip() or text.strip().startswith("operable program or batch file"):
+            continue
+        record = RECORD_AFTER.match(text)
+        return {"then": f"{i + 1}: {record.group(0)}"} if record is not None else {}
+    return {}
+
+
 def ntstatus_fields(m: re.Match, _context: list[str]) -> dict:
     """The code as the line prints it, and what it is."""
     raw = m.group("ntstatus")
@@ -106,6 +125,8 @@ PATTERNS = [
             ("bash: nvidia-smi: command not found", "a shell without the driver's utilities (public setup notes)"),
             ("'nvidia-smi' is not recognized as an internal or external command,", "cmd.exe without the driver's folder on the PATH (public setup notes)"),
         ],
+        context_after=NVIDIA_SMI_THEN,
+        fields=nvidia_smi_fields,
         not_examples=[
             "bash: torchrun: command not found",  # the launcher, not the driver's tool (launcher-not-found)
             "nvidia-smi found 8 GPUs",
