@@ -69,11 +69,14 @@ def test_script_options_pass_through_untouched(tmp_path):
     assert f"True {tmp_path / 'argv_echo.py'}" in d.stdout
 
 
-def test_module_form_runs_like_python_m():
+def test_module_form_runs_like_python_m(tmp_path):
     # --strict too: on a script with nothing to say it changes nothing, exit 0 (its failing
-    # side: test_warning_before_failure_and_strict).
-    p = plain("-m", "correct_training", "x", cwd=SCRIPTS)
-    d = doctor("--strict", "-m", "correct_training", "x", cwd=SCRIPTS)
+    # side: test_warning_before_failure_and_strict). A module of its own that does not import
+    # torch: a torch training script the doctor runs and changes nothing of is
+    # test_correct_script_same_output_same_exit_no_finding's (it ran correct_training twice more).
+    (tmp_path / "argv_module.py").write_text('import sys\nprint("argv:", sys.argv[1:], "name:", __name__)\n')
+    p = plain("-m", "argv_module", "x", cwd=tmp_path)
+    d = doctor("--strict", "-m", "argv_module", "x", cwd=tmp_path)
     assert d.returncode == p.returncode == 0, d.stderr
     assert d.stdout == p.stdout and "argv: ['x'] name: __main__" in d.stdout
 
