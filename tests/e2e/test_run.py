@@ -241,10 +241,22 @@ def test_device_error_in_a_spawned_rank_is_explained_by_that_rank():
 # tests/e2e/test_rank_imports.py starts (the same script, the same command), not a second one.
 
 
+@pytest.fixture(scope="module")
+def save_every_rank_job(tmp_path_factory):
+    """`run --nproc 2` of save_every_rank.py --then-fixed, read by two tests (they were two jobs,
+    one of them the same script under mp.spawn): every rank saves the DDP state_dict to
+    checkpoint.pt, then rank 0 the module's to fixed.pt. Findings for the first, none for the
+    second. A spawned rank's findings merged into the one report, once, with their ranks:
+    test_sampler_without_set_epoch_in_ranks_started_by_mp_spawn."""
+    folder = tmp_path_factory.mktemp("save-every-rank")
+    out = folder / "report.json"
+    d = doctor("--nproc", "2", "--json", str(out), script("save_every_rank.py"), str(folder), "--then-fixed")
+    return d, out, folder
+
+
 @pytest.mark.slow
-def test_nproc_shows_a_finding_every_rank_raised_once_with_its_ranks(tmp_path):
-    out = tmp_path / "report.json"
-    d = doctor("--nproc", "2", "--json", str(out), script("save_every_rank.py"), str(tmp_path))
+def test_nproc_shows_a_finding_every_rank_raised_once_with_its_ranks(save_every_rank_job):
+    d, out, _ = save_every_rank_job
     assert d.returncode == 0, d.stderr
     for title in ("torch.save of a DDP state_dict to", "2 ranks saved the same checkpoint"):
         assert d.stderr.count(title) == 1, d.stderr  # not once per rank
@@ -313,16 +325,14 @@ def test_workers_restarted_every_epoch_in_a_spawned_rank():
 
 
 @pytest.mark.slow
-def test_saving_on_every_rank(tmp_path):
-    # One spawned job saves both ways (--then-fixed): every rank the DDP state_dict to
-    # checkpoint.pt, then rank 0 the module's to fixed.pt. Findings for the first, none for the second.
-    out = tmp_path / "report.json"
-    d = doctor("--json", str(out), script("save_every_rank.py"), str(tmp_path), "--then-fixed")
+def test_saving_on_every_rank(save_every_rank_job):
+    # The fixed save (--then-fixed: rank 0 saves the module's state_dict to fixed.pt) adds nothing.
+    d, out, folder = save_every_rank_job
     assert d.returncode == 0, d.stderr
     ids = sorted(f["id"] for f in findings(out)["findings"])
     assert ids == ["checkpoint-ddp-wrapper", "checkpoint-every-rank"]
-    assert {f["evidence"]["path"] for f in findings(out)["findings"]} == {str(tmp_path / "checkpoint.pt")}
-    assert (tmp_path / "fixed.pt").is_file()
+    assert {f["evidence"]["path"] for f in findings(out)["findings"]} == {str(folder / "checkpoint.pt")}
+    assert (folder / "fixed.pt").is_file()
     every = next(f for f in findings(out)["findings"] if f["id"] == "checkpoint-every-rank")
     assert every["evidence"]["ranks seen saving it"] == [0, 1]
 
