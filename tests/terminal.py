@@ -1,5 +1,6 @@
 """Running gpudoctor with its stderr on a real pseudo-terminal, so rich animates
-(tests/e2e/test_live_display.py, tests/e2e/test_train_smoke.py)."""
+(tests/e2e/test_allreduce.py: the live results table and its progress bar;
+tests/e2e/test_train_smoke.py: the spinner naming each rank's stage)."""
 
 from __future__ import annotations
 

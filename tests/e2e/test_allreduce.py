@@ -4,6 +4,7 @@ that no process is left behind."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from gpudoctor.hang.verdict import STATES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
+from terminal import on_a_terminal  # noqa: E402
 from waiting import wait_until  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -200,20 +202,31 @@ def test_invalid_arguments_are_one_line_and_exit_2(args, says):
     assert len(lines) == 1 and lines[0].startswith("gpudoctor: error:") and says in lines[0]
 
 
-def test_two_runs_at_once_both_pass():
+def test_two_runs_at_once_both_pass(tmp_path):
+    # One of the two runs has its stderr on a real pseudo-terminal, so rich animates: what a
+    # user watching it sees, the live results table with its progress bar (it was a third job
+    # of the same command, in tests/e2e/test_live_display.py).
     env = dict(os.environ)
     env.pop("GPUDOCTOR_FAULT", None)
     cmd = [sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", "2", "--sizes", "4K,64K", "--json", *FAST]
-    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    other = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        outs = [p.communicate(timeout=120) for p in procs]
+        code, screen = on_a_terminal(cmd[3:], tmp_path / "out")
+        out, err = other.communicate(timeout=120)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-    for p, (out, err) in zip(procs, outs):
-        assert p.returncode == 0, err
-        assert json.loads(out)["ok"] is True
+        if other.poll() is None:
+            other.kill()
+            other.wait()
+    assert other.returncode == 0, err
+    assert json.loads(out)["ok"] is True
+    assert code == 0, screen[-2000:]
+    assert json.loads((tmp_path / "out").read_text())["ok"] is True
+    assert "all_reduce: 2 rank(s), gloo on cpu" in screen, screen[-2000:]  # the table's title
+    # The bar, from the first frame to the last (frames in between, and the first frame's
+    # stage word, "starting ranks" or already "started", depend on timing).
+    assert re.search(r"(starting ranks|started) .*\b0/2\b", screen) and re.search(r"finished .*\b2/2\b", screen), screen[-2000:]
+    assert re.search(r"│\s*4K\s*│", screen) and re.search(r"│\s*64K\s*│", screen), screen[-2000:]  # rows as they come
+    assert (tmp_path / "out").read_text().lstrip().startswith("{")  # stdout kept clean for --json
 
 
 def _free_port() -> int:

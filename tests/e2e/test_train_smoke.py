@@ -42,7 +42,7 @@ def states(report):
 
 def test_default_run_passes_every_verification_and_json_matches_rich_output(tmp_path):
     # 600 steps, not STEPS: the rich run is also the one whose spinner is read on a terminal
-    # (it was a third job, in tests/e2e/test_live_display.py), and training must span many
+    # (it was a third job, in the former tests/e2e/test_live_display.py), and training must span many
     # spinner refreshes: 100 steps can end between two.
     steps = ["--steps", "600"]
     r, report = as_json(*steps)
