@@ -205,7 +205,7 @@ def test_invalid_arguments_are_one_line_and_exit_2(args, says):
 def test_two_runs_at_once_both_pass(tmp_path):
     # One of the two runs has its stderr on a real pseudo-terminal, so rich animates: what a
     # user watching it sees, the live results table with its progress bar (it was a third job
-    # of the same command, in tests/e2e/test_live_display.py).
+    # of the same command, in the former tests/e2e/test_live_display.py).
     env = dict(os.environ)
     env.pop("GPUDOCTOR_FAULT", None)
     cmd = [sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", "2", "--sizes", "4K,64K", "--json", *FAST]
@@ -227,14 +227,6 @@ def test_two_runs_at_once_both_pass(tmp_path):
     assert re.search(r"(starting ranks|started) .*\b0/2\b", screen) and re.search(r"finished .*\b2/2\b", screen), screen[-2000:]
     assert re.search(r"│\s*4K\s*│", screen) and re.search(r"│\s*64K\s*│", screen), screen[-2000:]  # rows as they come
     assert (tmp_path / "out").read_text().lstrip().startswith("{")  # stdout kept clean for --json
-
-
-def _free_port() -> int:
-    # below the kernel's ephemeral range, free on every interface: an outgoing connection of a
-    # parallel test is never handed it in between (a port the kernel picked from that range can be)
-    from gpudoctor.launch.store import free_port as unused_port
-
-    return unused_port()
 
 
 def _torchrun_env(tag):
@@ -282,29 +274,9 @@ def test_join_mode_hang_ends_in_a_finding_from_rank_0_within_the_timeout():
         kill_all(leftovers(tag, settle_s=0))
 
 
-def test_join_mode_across_two_nodes_with_c10d_rendezvous():
-    tag = new_tag()
-    port = _free_port()
-    nodes = [
-        subprocess.Popen(
-            [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node_rank", str(n),
-             "--nproc_per_node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}",
-             "--rdzv-id", f"gpudoctor-test-{tag[:8]}",
-             "-m", "gpudoctor", "allreduce", "--sizes", "4K,64K", "--json", *FAST],
-            env=_torchrun_env(tag), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        for n in range(2)
-    ]
-    try:
-        outs = [p.communicate(timeout=180) for p in nodes]
-        assert [p.returncode for p in nodes] == [0, 0], [e for _, e in outs]
-        reports = [json.loads(out) for out, _ in outs if out.strip()]
-        assert len(reports) == 1  # the node that holds global rank 0 prints, the other is silent
-        report = reports[0]
-        assert report["ok"] is True and report["nproc"] == 2 and report["summary"]["mode"] == "torchrun"
-        assert leftovers(tag) == []
-    finally:
-        for p in nodes:
-            if p.poll() is None:
-                p.kill()
-        kill_all(leftovers(tag, settle_s=0))
+# allreduce joined across two torchrun agents (one report, from the node of global rank 0, in
+# torchrun mode): tests/e2e/test_fleet.py::test_allreduce_across_nodes_shows_the_skew_beside_its_results;
+# a command joined across two nodes by the c10d rendezvous, every agent exiting 0:
+# tests/e2e/test_fleet.py::test_train_smoke_across_nodes_that_agree (and allreduce's, on nodes of
+# their own, tests/multinode/test_tier.py::test_allreduce_across_nodes_is_exact). Each was a
+# second two-agent job here.
