@@ -206,6 +206,7 @@ def test_train_smoke_across_nodes_that_agree():
     # Under the c10d rendezvous (--rdzv-backend c10d), the others here being static: a command
     # joined across two nodes that way, every agent exiting 0 and only the node of global
     # rank 0 printing (it was a second two-agent job, allreduce's, in tests/e2e/test_allreduce.py).
+    # 40 steps, as the one-agent job it also carries (its 100 steps: learning needs far fewer).
     agents = run_nodes([{"GPUDOCTOR_NODE_NAME": f"node-{i}"} for i in range(2)], "--steps", "40", "--json",
                        command="train-smoke", c10d=True)  # fmt: skip
     assert [a.returncode for a in agents] == [0, 0], [a.stderr[-2000:] for a in agents]
@@ -215,6 +216,11 @@ def test_train_smoke_across_nodes_that_agree():
     assert report["ok"] is True and report["findings"][0]["id"] == "fleet-consistent"
     assert report["fleet"]["differs"] == []
     assert sorted(n["name"] for n in report["fleet"]["nodes"]) == ["node-0", "node-1"]
+    # Also train-smoke joined under torchrun (it was a job of its own, two ranks on one agent, in
+    # tests/e2e/test_train_smoke.py): every verification passes, both ranks trained, rank 0 reports.
+    assert report["joined_by"] == "torchrun"
+    assert all(v["passed"] for v in report["verifications"]), report["verifications"]
+    assert report["throughput"]["total"]["ranks"] == 2
 
 
 def test_ranks_that_cannot_meet_end_in_a_finding_within_the_timeout():
