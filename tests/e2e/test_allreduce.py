@@ -153,6 +153,17 @@ def test_each_fault_names_the_rank_in_bounded_time_without_orphans(fault, findin
         assert leftovers(tag) == []
     finally:
         kill_all(leftovers(tag, settle_s=0))
+    if fault == "1:raise":
+        # `gpudoctor diagnose` on the folder the failed sweep names: the same root-cause rank, kind
+        # and first finding (it was a job of its own, in tests/e2e/test_diagnose_run_folder.py).
+        later = subprocess.run(
+            [sys.executable, "-m", "gpudoctor", "diagnose", report["summary"]["logs"], "--json"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert later.returncode == 1 and later.stdout.strip(), later.stderr
+        diagnosed = json.loads(later.stdout)
+        assert diagnosed["findings"][0]["id"] == errors[0]["id"]
+        assert (diagnosed["root_cause"]["rank"], diagnosed["root_cause"]["kind"]) == (1, "exception")
 
 
 def test_sigint_mid_sweep_stops_every_rank(tmp_path):
