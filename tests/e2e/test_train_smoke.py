@@ -14,6 +14,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
+from rank_imports import recorded, recording_env, supervisor_side  # noqa: E402
 from terminal import on_a_terminal  # noqa: E402
 from waiting import wait_until  # noqa: E402
 
@@ -23,9 +24,11 @@ STEPS = ["--steps", "100"]  # learning needs far fewer; keeps each run to a few 
 MARK = {True: "✓", False: "✗"}
 
 
-def run(*args, fault=None, tag=None, timeout=180):
+def run(*args, fault=None, tag=None, timeout=180, modules=None):
     env = dict(os.environ, COLUMNS="400", **{TAG_ENV: tag or new_tag()})
     env.pop("GPUDOCTOR_FAULT", None)
+    if modules is not None:  # every rank writes the modules it imported (tests/rank_imports.py)
+        env = recording_env(modules, env)
     extra = ["--fault", fault] if fault else []  # the only way to inject one (GPUDOCTOR_FAULT is ignored)
     return subprocess.run([*CMD, *args, *extra], capture_output=True, text=True, timeout=timeout, env=env)
 
@@ -45,8 +48,16 @@ def test_default_run_passes_every_verification_and_json_matches_rich_output(tmp_
     # (it was a third job, in the former tests/e2e/test_live_display.py), and training must span many
     # spinner refreshes: 100 steps can end between two.
     steps = ["--steps", "600"]
-    r, report = as_json(*steps)
+    modules = tmp_path / "modules"
+    r, report = as_json(*steps, modules=modules)
     assert r.returncode == 0, r.stdout[-3000:]
+    # A rank train-smoke starts (launch/child.py) pays for the doctor only what it runs there:
+    # neither rich nor the supervisor's side (it was a job of its own, in tests/e2e/test_rank_imports.py).
+    ranks = recorded(modules)
+    children = [rank for rank in ranks if rank["argv"][0].endswith(os.path.join("launch", "child.py"))]
+    assert sorted(rank["rank"] for rank in children) == ["0", "1"]
+    for rank in ranks:  # the ranks, and any process they started
+        assert supervisor_side(rank["modules"]) == [], (rank["rank"], rank["argv"])
     assert report["command"] == "train-smoke" and report["ok"] is True
     assert states(report) == {
         "sharding": True,
