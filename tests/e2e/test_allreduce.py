@@ -148,6 +148,8 @@ def test_each_fault_names_the_rank_in_bounded_time_without_orphans(fault, findin
         assert "narrowing" not in report["summary"]
         if fault.endswith("wrong"):
             assert [r["wrong"] for r in report["results"]] == [1, 1]
+            # the flag, said first (it was a second job of its own, in tests/e2e/test_hostile_env.py)
+            assert report["findings"][0]["id"] == "fault-injected" and f"--fault {fault}" in report["findings"][0]["title"]
         else:
             assert report["summary"]["logs"] and os.path.isdir(report["summary"]["logs"])
         assert leftovers(tag) == []
