@@ -104,9 +104,15 @@ def test_allreduce_runs_real_ranks_and_the_package_stays_callable():
 
 @pytest.mark.slow
 def test_train_smoke_verifies_a_real_ddp_job():
-    report = gpudoctor.train_smoke(nproc=2, steps=60, timeout=120)
+    # A small global batch (8: with lr 0.05 this diverged to NaN) and the default steps, which
+    # grow to 320 for it: this job is also the one that shows it learning in them (it was a
+    # second job of its own, by the CLI door, in tests/e2e/test_bad_inputs.py; --batch-size
+    # reaching the steps' rule from the CLI: test_train_smoke_small_global_batch_needs_more_steps).
+    report = gpudoctor.train_smoke(nproc=2, batch_size=4, timeout=240)
     assert report.ok is True, [(f.id, f.title) for f in report.findings if f.severity.value == "error"]
     assert {"smoke-sharding", "smoke-sync", "smoke-checkpoint"} <= {f.id for f in report.findings}
+    learning = next(f for f in report.findings if f.id in ("smoke-learning", "loss-not-falling"))
+    assert learning.id == "smoke-learning" and "in 320 steps" in learning.title, learning.title
     assert "### Throughput" in report._repr_markdown_()
 
 

@@ -40,7 +40,35 @@ def code_files() -> list[tuple[str, ast.Module]]:
     return out
 
 
-CODE = code_files()
+class _Code(list):
+    """code_files(), parsed on first use (every source file: seconds of CPU, which each xdist
+    worker and the collecting controller paid at import, whether or not it ran a test here)."""
+
+    _loaded = False
+
+    def _load(self) -> None:
+        if not self._loaded:
+            self._loaded = True
+            super().extend(code_files())
+
+    def __iter__(self):
+        self._load()
+        return super().__iter__()
+
+    def __len__(self) -> int:
+        self._load()
+        return super().__len__()
+
+    def append(self, item) -> None:
+        self._load()
+        super().append(item)
+
+    def pop(self, *args):
+        self._load()
+        return super().pop(*args)
+
+
+CODE = _Code()
 _WALKED: dict[int, tuple[ast.Module, list[ast.AST]]] = {}
 
 

@@ -4,6 +4,7 @@ that no process is left behind."""
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from gpudoctor.hang.verdict import STATES
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
+from terminal import on_a_terminal  # noqa: E402
 from waiting import wait_until  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -146,11 +148,24 @@ def test_each_fault_names_the_rank_in_bounded_time_without_orphans(fault, findin
         assert "narrowing" not in report["summary"]
         if fault.endswith("wrong"):
             assert [r["wrong"] for r in report["results"]] == [1, 1]
+            # the flag, said first (it was a second job of its own, in tests/e2e/test_hostile_env.py)
+            assert report["findings"][0]["id"] == "fault-injected" and f"--fault {fault}" in report["findings"][0]["title"]
         else:
             assert report["summary"]["logs"] and os.path.isdir(report["summary"]["logs"])
         assert leftovers(tag) == []
     finally:
         kill_all(leftovers(tag, settle_s=0))
+    if fault == "1:raise":
+        # `gpudoctor diagnose` on the folder the failed sweep names: the same root-cause rank, kind
+        # and first finding (it was a job of its own, in tests/e2e/test_diagnose_run_folder.py).
+        later = subprocess.run(
+            [sys.executable, "-m", "gpudoctor", "diagnose", report["summary"]["logs"], "--json"],
+            capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+        assert later.returncode == 1 and later.stdout.strip(), later.stderr
+        diagnosed = json.loads(later.stdout)
+        assert diagnosed["findings"][0]["id"] == errors[0]["id"]
+        assert (diagnosed["root_cause"]["rank"], diagnosed["root_cause"]["kind"]) == (1, "exception")
 
 
 def test_sigint_mid_sweep_stops_every_rank(tmp_path):
@@ -200,28 +215,31 @@ def test_invalid_arguments_are_one_line_and_exit_2(args, says):
     assert len(lines) == 1 and lines[0].startswith("gpudoctor: error:") and says in lines[0]
 
 
-def test_two_runs_at_once_both_pass():
+def test_two_runs_at_once_both_pass(tmp_path):
+    # One of the two runs has its stderr on a real pseudo-terminal, so rich animates: what a
+    # user watching it sees, the live results table with its progress bar (it was a third job
+    # of the same command, in the former tests/e2e/test_live_display.py).
     env = dict(os.environ)
     env.pop("GPUDOCTOR_FAULT", None)
     cmd = [sys.executable, "-m", "gpudoctor", "allreduce", "--nproc", "2", "--sizes", "4K,64K", "--json", *FAST]
-    procs = [subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for _ in range(2)]
+    other = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
-        outs = [p.communicate(timeout=120) for p in procs]
+        code, screen = on_a_terminal(cmd[3:], tmp_path / "out")
+        out, err = other.communicate(timeout=120)
     finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-    for p, (out, err) in zip(procs, outs):
-        assert p.returncode == 0, err
-        assert json.loads(out)["ok"] is True
-
-
-def _free_port() -> int:
-    # below the kernel's ephemeral range, free on every interface: an outgoing connection of a
-    # parallel test is never handed it in between (a port the kernel picked from that range can be)
-    from gpudoctor.launch.store import free_port as unused_port
-
-    return unused_port()
+        if other.poll() is None:
+            other.kill()
+            other.wait()
+    assert other.returncode == 0, err
+    assert json.loads(out)["ok"] is True
+    assert code == 0, screen[-2000:]
+    assert json.loads((tmp_path / "out").read_text())["ok"] is True
+    assert "all_reduce: 2 rank(s), gloo on cpu" in screen, screen[-2000:]  # the table's title
+    # The bar, from the first frame to the last (frames in between, and the first frame's
+    # stage word, "starting ranks" or already "started", depend on timing).
+    assert re.search(r"(starting ranks|started) .*\b0/2\b", screen) and re.search(r"finished .*\b2/2\b", screen), screen[-2000:]
+    assert re.search(r"│\s*4K\s*│", screen) and re.search(r"│\s*64K\s*│", screen), screen[-2000:]  # rows as they come
+    assert (tmp_path / "out").read_text().lstrip().startswith("{")  # stdout kept clean for --json
 
 
 def _torchrun_env(tag):
@@ -269,29 +287,9 @@ def test_join_mode_hang_ends_in_a_finding_from_rank_0_within_the_timeout():
         kill_all(leftovers(tag, settle_s=0))
 
 
-def test_join_mode_across_two_nodes_with_c10d_rendezvous():
-    tag = new_tag()
-    port = _free_port()
-    nodes = [
-        subprocess.Popen(
-            [sys.executable, "-m", "torch.distributed.run", "--nnodes", "2", "--node_rank", str(n),
-             "--nproc_per_node", "1", "--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}",
-             "--rdzv-id", f"gpudoctor-test-{tag[:8]}",
-             "-m", "gpudoctor", "allreduce", "--sizes", "4K,64K", "--json", *FAST],
-            env=_torchrun_env(tag), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        for n in range(2)
-    ]
-    try:
-        outs = [p.communicate(timeout=180) for p in nodes]
-        assert [p.returncode for p in nodes] == [0, 0], [e for _, e in outs]
-        reports = [json.loads(out) for out, _ in outs if out.strip()]
-        assert len(reports) == 1  # the node that holds global rank 0 prints, the other is silent
-        report = reports[0]
-        assert report["ok"] is True and report["nproc"] == 2 and report["summary"]["mode"] == "torchrun"
-        assert leftovers(tag) == []
-    finally:
-        for p in nodes:
-            if p.poll() is None:
-                p.kill()
-        kill_all(leftovers(tag, settle_s=0))
+# allreduce joined across two torchrun agents (one report, from the node of global rank 0, in
+# torchrun mode): tests/e2e/test_fleet.py::test_allreduce_across_nodes_shows_the_skew_beside_its_results;
+# a command joined across two nodes by the c10d rendezvous, every agent exiting 0:
+# tests/e2e/test_fleet.py::test_train_smoke_across_nodes_that_agree (and allreduce's, on nodes of
+# their own, tests/multinode/test_tier.py::test_allreduce_across_nodes_is_exact). Each was a
+# second two-agent job here.

@@ -223,14 +223,8 @@ def test_run_nproc_says_piped_input_does_not_reach_the_ranks(tmp_path):
     assert "the ranks' stdin is empty (/dev/null)" in r.stderr
 
 
-@pytest.mark.slow
-def test_train_smoke_small_global_batch_learns_with_the_steps_it_is_given():
-    # Global batch 8: with lr 0.05 this diverged to NaN; the default steps grow to 320.
-    r = gd("train-smoke", "--nproc", "2", "--batch-size", "4", "--json", timeout=240)
-    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
-    report = json.loads(r.stdout)
-    learning = next(f for f in report["findings"] if f["id"] in ("smoke-learning", "loss-not-falling"))
-    assert learning["id"] == "smoke-learning" and "in 320 steps" in learning["title"], r.stdout[-2000:]
+# A global batch of 8 (once diverged to NaN) learning in the default steps it grows to (320):
+# tests/test_api.py::test_train_smoke_verifies_a_real_ddp_job, whose real job is that one.
 
 
 @pytest.mark.slow

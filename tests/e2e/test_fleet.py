@@ -42,17 +42,22 @@ def _free_port() -> int:
     return unused_port()
 
 
-def run_nodes(node_envs: list[dict[str, str]], *args: str, command: str = "check") -> list[Agent]:
+def run_nodes(node_envs: list[dict[str, str]], *args: str, command: str = "check", c10d: bool = False) -> list[Agent]:
     """`gpudoctor COMMAND ARGS` under one torchrun agent per node (1 rank each),
-    all on 127.0.0.1; every wait bounded, every process of the test killed at the end."""
+    all on 127.0.0.1; every wait bounded, every process of the test killed at the end.
+    c10d: the c10d rendezvous (ranks in the order it gives them) instead of the static one
+    (--node-rank, the nodes' ranks in the order given)."""
     tag, port = new_tag(), _free_port()
     base = {k: v for k, v in os.environ.items() if k not in CLEAN}
     procs = []
     try:
         for node_rank, extra in enumerate(node_envs):
+            if c10d:
+                rendezvous = ["--rdzv-backend", "c10d", "--rdzv-endpoint", f"127.0.0.1:{port}", "--rdzv-id", f"gpudoctor-test-{tag[:8]}"]
+            else:
+                rendezvous = ["--node-rank", str(node_rank), "--master-addr", "127.0.0.1", "--master-port", str(port)]
             cmd = [sys.executable, "-m", "torch.distributed.run", "--nnodes", str(len(node_envs)),
-                   "--node-rank", str(node_rank), "--nproc-per-node", "1", "--master-addr", "127.0.0.1",
-                   "--master-port", str(port), "-m", "gpudoctor", command, *args]  # fmt: skip
+                   "--nproc-per-node", "1", *rendezvous, "-m", "gpudoctor", command, *args]  # fmt: skip
             env = {**base, TAG_ENV: tag, **extra}
             procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
         outputs = _collect(procs)
@@ -127,14 +132,21 @@ def test_two_nodes_with_different_network_settings():
     assert gloo["title"].startswith("both nodes: ")
 
 
-@pytest.mark.slow
-def test_three_nodes_that_agree_exit_0_with_one_table():
-    # Three, not more: past the pair of the test above (its "both nodes"), each node one more is
-    # a torchrun agent and a rank importing torch, seconds of CPU apiece, for the same table.
-    agents = run_nodes([{"GPUDOCTOR_NODE_NAME": f"node-{i}"} for i in range(3)])
-    assert [a.returncode for a in agents] == [0, 0, 0], agents[0].stderr[-2000:]
-    assert [a.stdout for a in agents[1:]] == ["", ""]
-    out = agents[0].stdout
+def test_three_nodes_that_agree_exit_0_with_one_table(tmp_path):
+    # Three agreeing nodes' table and words, from three saved snapshots (the same comparison and
+    # rendering a torchrun job's rank 0 prints). The live side: agreeing nodes under torchrun
+    # exiting 0 on every agent is test_train_smoke_across_nodes_that_agree; the other agents
+    # printing nothing, test_two_nodes_with_different_network_settings; `check` on identical
+    # nodes, healthy and not cut to 80 columns in a log, the multi-node tier's
+    # tests/multinode/test_tier.py::test_fleet_check_on_identical_nodes_is_healthy_and_readable_in_a_log.
+    snapshot = (FIXTURES / "facts_2gpu.json").read_text()
+    paths = []
+    for i in range(3):
+        paths += ["--facts", str(tmp_path / f"node-{i}.json")]
+        (tmp_path / f"node-{i}.json").write_text(snapshot)
+    r = _check(*paths)
+    assert r.returncode == 0, r.stdout[-2000:] + r.stderr[-2000:]
+    out = r.stdout
     assert "3 nodes" in out and all(f"node-{i}" in out for i in range(3))
     header = next(line for line in out.splitlines() if "ranks" in line)  # not cut to 80 columns in a log
     assert all(h in header for h in ("torch", "NCCL", "driver", "GPU model", "InfiniBand", "/dev/shm")), header
@@ -170,29 +182,45 @@ def test_leftover_rank_variables_do_not_make_check_wait_for_peers():
 
 @pytest.mark.slow
 def test_allreduce_across_nodes_shows_the_skew_beside_its_results():
+    # Also allreduce's join across two nodes (it was a second two-agent job, in
+    # tests/e2e/test_allreduce.py): one report, from the node of global rank 0, in torchrun mode.
     agents = run_nodes(
         [{"GPUDOCTOR_NODE_NAME": "node-a"}, {"GPUDOCTOR_NODE_NAME": "node-b", "NCCL_IB_DISABLE": "1"}],
-        "--sizes", "4K", "--iters", "2", "--warmup", "1", "--json",
+        "--sizes", "4K,64K", "--iters", "2", "--warmup", "1", "--json",
         command="allreduce",
     )  # fmt: skip
     assert agents[1].stdout == ""
     report = json.loads(agents[0].stdout)
     assert agents[0].returncode == 1 and report["ok"] is False  # the skew is an error, though the all-reduce worked
+    assert report["nproc"] == 2 and report["summary"]["mode"] == "torchrun"
     assert report["findings"][0]["id"] == "fleet-env-mismatch"
     assert report["findings"][0]["evidence"]["values"] == {"unset": "rank 0 (node-a)", "1": "rank 1 (node-b)"}
     assert by_id(report, "allreduce-correct")[0]["severity"] == "ok"
+    assert [r["wrong"] for r in report["results"]] == [0, 0]
     assert report["fleet"]["differs"] == ["NCCL_IB_DISABLE"]
     assert [n["name"] for n in report["fleet"]["nodes"]] == ["node-a", "node-b"]
 
 
 @pytest.mark.slow
 def test_train_smoke_across_nodes_that_agree():
+    # Under the c10d rendezvous (--rdzv-backend c10d), the others here being static: a command
+    # joined across two nodes that way, every agent exiting 0 and only the node of global
+    # rank 0 printing (it was a second two-agent job, allreduce's, in tests/e2e/test_allreduce.py).
+    # 40 steps, as the one-agent job it also carries (its 100 steps: learning needs far fewer).
     agents = run_nodes([{"GPUDOCTOR_NODE_NAME": f"node-{i}"} for i in range(2)], "--steps", "40", "--json",
-                       command="train-smoke")  # fmt: skip
-    assert [a.returncode for a in agents] == [0, 0], agents[0].stderr[-2000:]
-    report = json.loads(agents[0].stdout)
+                       command="train-smoke", c10d=True)  # fmt: skip
+    assert [a.returncode for a in agents] == [0, 0], [a.stderr[-2000:] for a in agents]
+    printed = [a for a in agents if a.stdout.strip()]
+    assert len(printed) == 1  # the node that holds global rank 0 prints, the other is silent
+    report = json.loads(printed[0].stdout)
     assert report["ok"] is True and report["findings"][0]["id"] == "fleet-consistent"
     assert report["fleet"]["differs"] == []
+    assert sorted(n["name"] for n in report["fleet"]["nodes"]) == ["node-0", "node-1"]
+    # Also train-smoke joined under torchrun (it was a job of its own, two ranks on one agent, in
+    # tests/e2e/test_train_smoke.py): every verification passes, both ranks trained, rank 0 reports.
+    assert report["joined_by"] == "torchrun"
+    assert all(v["passed"] for v in report["verifications"]), report["verifications"]
+    assert report["throughput"]["total"]["ranks"] == 2
 
 
 def test_ranks_that_cannot_meet_end_in_a_finding_within_the_timeout():

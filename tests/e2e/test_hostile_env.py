@@ -36,11 +36,10 @@ def test_a_fault_variable_fakes_no_verdict_and_the_flag_is_said_first():
     report = json.loads(r.stdout)
     assert r.returncode == 0 and report["findings"][0]["id"] == "fault-injected", r.stderr[-2000:]
     assert "ignored" in report["findings"][0]["title"] and not [f for f in report["findings"] if f["severity"] == "error"]
-    r = subprocess.run([*GPUDOCTOR, *args, "--fault", "1:wrong"], capture_output=True, text=True, timeout=120, env=_env())
-    report = json.loads(r.stdout)
-    assert r.returncode == 1 and report["findings"][0]["id"] == "fault-injected"
-    assert "--fault 1:wrong" in report["findings"][0]["title"]
-    assert [f["id"] for f in report["findings"] if f["severity"] == "error"] == ["allreduce-wrong-result"]
+    # The flag that does inject it, said first, and its verdict (exit 1, allreduce-wrong-result
+    # the one error): the 1:wrong case of
+    # tests/e2e/test_allreduce.py::test_each_fault_names_the_rank_in_bounded_time_without_orphans,
+    # whose job is that one (this was a second).
 
 
 def test_lint_emptied_by_a_parent_folders_exclude_names_the_file(tmp_path):

@@ -4,7 +4,6 @@ hang doctor's watch) is imported in a rank of `gpudoctor run --nproc`, nor in a
 rank that `train-smoke` or `allreduce` starts (launch/child.py). Each real rank
 writes its sys.modules at exit (tests/rank_modules/sitecustomize.py)."""
 
-import glob
 import json
 import os
 import subprocess
@@ -14,30 +13,21 @@ import pytest
 
 TESTS = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ROOT = os.path.dirname(TESTS)
-HELPER = os.path.join(TESTS, "rank_modules")
-SUPERVISOR_SIDE = ("rich", "gpudoctor.launch.supervisor", "gpudoctor.hang.watch", "gpudoctor.render.console")
+sys.path.insert(0, TESTS)
+from rank_imports import recorded, recording_env, supervisor_side  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
 
 def _ranks_modules(tmp_path, *args):
     out = tmp_path / "modules"
-    env = dict(os.environ, RANK_MODULES_OUT=str(out), COLUMNS="400")
-    env["PYTHONPATH"] = os.pathsep.join([HELPER, *filter(None, [env.get("PYTHONPATH")])])
+    env = recording_env(out, dict(os.environ, COLUMNS="400"))
     for name in ("GPUDOCTOR_RUN", "RANK", "GPUDOCTOR_FAULT"):
         env.pop(name, None)
     r = subprocess.run(
         [sys.executable, "-m", "gpudoctor", *args], capture_output=True, text=True, timeout=300, cwd=ROOT, env=env
     )
-    found = []
-    for path in glob.glob(f"{out}.*.json"):
-        with open(path) as fh:
-            found.append(json.load(fh))
-    return r, found
-
-
-def _supervisor_side(modules):
-    return sorted(m for m in modules if m in SUPERVISOR_SIDE or m.startswith("rich."))
+    return r, recorded(out)
 
 
 def test_run_nproc_ranks_import_neither_rich_nor_the_supervisor(tmp_path):
@@ -61,14 +51,16 @@ def test_run_nproc_ranks_import_neither_rich_nor_the_supervisor(tmp_path):
     assert sorted(rank["rank"] for rank in ranks) == ["0", "1"]
     for rank in ranks:
         assert "gpudoctor.hooks.runner" in rank["modules"] and "gpudoctor.hooks.checks" in rank["modules"]
-        assert _supervisor_side(rank["modules"]) == [], rank["rank"]
+        assert supervisor_side(rank["modules"]) == [], rank["rank"]
 
 
-@pytest.mark.parametrize("command", [["train-smoke", "--steps", "40"], ["allreduce", "--sizes", "1K"]])
+# train-smoke's ranks (it was a job of its own here): the JSON job of
+# tests/e2e/test_train_smoke.py::test_default_run_passes_every_verification_and_json_matches_rich_output.
+@pytest.mark.parametrize("command", [["allreduce", "--sizes", "1K"]])
 def test_child_ranks_import_neither_rich_nor_the_supervisor(tmp_path, command):
     r, ranks = _ranks_modules(tmp_path, *command, "--nproc", "2")
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     children = [rank for rank in ranks if rank["argv"][0].endswith(os.path.join("launch", "child.py"))]
     assert sorted(rank["rank"] for rank in children) == ["0", "1"]
     for rank in ranks:  # the ranks, and any process they started
-        assert _supervisor_side(rank["modules"]) == [], (rank["rank"], rank["argv"])
+        assert supervisor_side(rank["modules"]) == [], (rank["rank"], rank["argv"])

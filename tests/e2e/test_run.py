@@ -69,11 +69,14 @@ def test_script_options_pass_through_untouched(tmp_path):
     assert f"True {tmp_path / 'argv_echo.py'}" in d.stdout
 
 
-def test_module_form_runs_like_python_m():
+def test_module_form_runs_like_python_m(tmp_path):
     # --strict too: on a script with nothing to say it changes nothing, exit 0 (its failing
-    # side: test_warning_before_failure_and_strict).
-    p = plain("-m", "correct_training", "x", cwd=SCRIPTS)
-    d = doctor("--strict", "-m", "correct_training", "x", cwd=SCRIPTS)
+    # side: test_warning_before_failure_and_strict). A module of its own that does not import
+    # torch: a torch training script the doctor runs and changes nothing of is
+    # test_correct_script_same_output_same_exit_no_finding's (it ran correct_training twice more).
+    (tmp_path / "argv_module.py").write_text('import sys\nprint("argv:", sys.argv[1:], "name:", __name__)\n')
+    p = plain("-m", "argv_module", "x", cwd=tmp_path)
+    d = doctor("--strict", "-m", "argv_module", "x", cwd=tmp_path)
     assert d.returncode == p.returncode == 0, d.stderr
     assert d.stdout == p.stdout and "argv: ['x'] name: __main__" in d.stdout
 
@@ -162,11 +165,15 @@ def test_meta_submodule_is_named_with_both_devices(tmp_path):
 
 
 def test_warning_before_failure_and_strict():
-    d = doctor(script("input_on_other_device.py"))
-    assert d.returncode == 0 and d.stdout == "ran on meta\n"
-    assert "[module-input-device]" in d.stderr and "`0` (Scale)" in d.stderr
+    # One job, under --strict: the warning is said, the script's output untouched, and the exit is 1
+    # (a clean script under --strict: test_module_form_runs_like_python_m). That a warning alone
+    # exits 0 without --strict (this was a second job of this script for it):
+    # test_sampler_without_set_epoch_in_ranks_started_by_mp_spawn, test_workers_restarted_every_epoch_in_a_spawned_rank.
     strict = doctor("--strict", script("input_on_other_device.py"))
-    assert strict.returncode == 1  # a clean script under --strict: test_module_form_runs_like_python_m
+    assert strict.returncode == 1 and strict.stdout == "ran on meta\n", strict.stderr
+    assert "[module-input-device]" in strict.stderr and "`0` (Scale)" in strict.stderr
+    # a warning, not an error: --strict is what fails it
+    assert "gpudoctor run: 0 error(s), 1 warning(s) in tests/scripts/input_on_other_device.py" in strict.stderr
 
 
 def test_nccl_on_a_machine_without_it_fails_as_python_shows_it():
@@ -238,10 +245,22 @@ def test_device_error_in_a_spawned_rank_is_explained_by_that_rank():
 # tests/e2e/test_rank_imports.py starts (the same script, the same command), not a second one.
 
 
+@pytest.fixture(scope="module")
+def save_every_rank_job(tmp_path_factory):
+    """`run --nproc 2` of save_every_rank.py --then-fixed, read by two tests (they were two jobs,
+    one of them the same script under mp.spawn): every rank saves the DDP state_dict to
+    checkpoint.pt, then rank 0 the module's to fixed.pt. Findings for the first, none for the
+    second. A spawned rank's findings merged into the one report, once, with their ranks:
+    test_sampler_without_set_epoch_in_ranks_started_by_mp_spawn."""
+    folder = tmp_path_factory.mktemp("save-every-rank")
+    out = folder / "report.json"
+    d = doctor("--nproc", "2", "--json", str(out), script("save_every_rank.py"), str(folder), "--then-fixed")
+    return d, out, folder
+
+
 @pytest.mark.slow
-def test_nproc_shows_a_finding_every_rank_raised_once_with_its_ranks(tmp_path):
-    out = tmp_path / "report.json"
-    d = doctor("--nproc", "2", "--json", str(out), script("save_every_rank.py"), str(tmp_path))
+def test_nproc_shows_a_finding_every_rank_raised_once_with_its_ranks(save_every_rank_job):
+    d, out, _ = save_every_rank_job
     assert d.returncode == 0, d.stderr
     for title in ("torch.save of a DDP state_dict to", "2 ranks saved the same checkpoint"):
         assert d.stderr.count(title) == 1, d.stderr  # not once per rank
@@ -310,16 +329,14 @@ def test_workers_restarted_every_epoch_in_a_spawned_rank():
 
 
 @pytest.mark.slow
-def test_saving_on_every_rank(tmp_path):
-    # One spawned job saves both ways (--then-fixed): every rank the DDP state_dict to
-    # checkpoint.pt, then rank 0 the module's to fixed.pt. Findings for the first, none for the second.
-    out = tmp_path / "report.json"
-    d = doctor("--json", str(out), script("save_every_rank.py"), str(tmp_path), "--then-fixed")
+def test_saving_on_every_rank(save_every_rank_job):
+    # The fixed save (--then-fixed: rank 0 saves the module's state_dict to fixed.pt) adds nothing.
+    d, out, folder = save_every_rank_job
     assert d.returncode == 0, d.stderr
     ids = sorted(f["id"] for f in findings(out)["findings"])
     assert ids == ["checkpoint-ddp-wrapper", "checkpoint-every-rank"]
-    assert {f["evidence"]["path"] for f in findings(out)["findings"]} == {str(tmp_path / "checkpoint.pt")}
-    assert (tmp_path / "fixed.pt").is_file()
+    assert {f["evidence"]["path"] for f in findings(out)["findings"]} == {str(folder / "checkpoint.pt")}
+    assert (folder / "fixed.pt").is_file()
     every = next(f for f in findings(out)["findings"] if f["id"] == "checkpoint-every-rank")
     assert every["evidence"]["ranks seen saving it"] == [0, 1]
 

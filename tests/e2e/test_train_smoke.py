@@ -14,6 +14,8 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
+from rank_imports import recorded, recording_env, supervisor_side  # noqa: E402
+from terminal import on_a_terminal  # noqa: E402
 from waiting import wait_until  # noqa: E402
 
 pytestmark = pytest.mark.slow
@@ -22,9 +24,11 @@ STEPS = ["--steps", "100"]  # learning needs far fewer; keeps each run to a few 
 MARK = {True: "✓", False: "✗"}
 
 
-def run(*args, fault=None, tag=None, timeout=180):
+def run(*args, fault=None, tag=None, timeout=180, modules=None):
     env = dict(os.environ, COLUMNS="400", **{TAG_ENV: tag or new_tag()})
     env.pop("GPUDOCTOR_FAULT", None)
+    if modules is not None:  # every rank writes the modules it imported (tests/rank_imports.py)
+        env = recording_env(modules, env)
     extra = ["--fault", fault] if fault else []  # the only way to inject one (GPUDOCTOR_FAULT is ignored)
     return subprocess.run([*CMD, *args, *extra], capture_output=True, text=True, timeout=timeout, env=env)
 
@@ -40,8 +44,20 @@ def states(report):
 
 
 def test_default_run_passes_every_verification_and_json_matches_rich_output(tmp_path):
-    r, report = as_json(*STEPS)
+    # 600 steps, not STEPS: the rich run is also the one whose spinner is read on a terminal
+    # (it was a third job, in the former tests/e2e/test_live_display.py), and training must span many
+    # spinner refreshes: 100 steps can end between two.
+    steps = ["--steps", "600"]
+    modules = tmp_path / "modules"
+    r, report = as_json(*steps, modules=modules)
     assert r.returncode == 0, r.stdout[-3000:]
+    # A rank train-smoke starts (launch/child.py) pays for the doctor only what it runs there:
+    # neither rich nor the supervisor's side (it was a job of its own, in tests/e2e/test_rank_imports.py).
+    ranks = recorded(modules)
+    children = [rank for rank in ranks if rank["argv"][0].endswith(os.path.join("launch", "child.py"))]
+    assert sorted(rank["rank"] for rank in children) == ["0", "1"]
+    for rank in ranks:  # the ranks, and any process they started
+        assert supervisor_side(rank["modules"]) == [], (rank["rank"], rank["argv"])
     assert report["command"] == "train-smoke" and report["ok"] is True
     assert states(report) == {
         "sharding": True,
@@ -53,33 +69,42 @@ def test_default_run_passes_every_verification_and_json_matches_rich_output(tmp_
     }
     assert {f["severity"] for f in report["findings"]} == {"ok"}
     total = report["throughput"]["total"]
-    assert total["ranks"] == 2 and total["steps"] == 100 and total["steps_per_s"] > 0
+    assert total["ranks"] == 2 and total["steps"] == 600 and total["steps_per_s"] > 0
     assert [p["rank"] for p in report["throughput"]["per_rank"]] == [0, 1]
     assert report["config"]["backend"] == "gloo" and report["config"]["device"] == "cpu"
 
-    # The rich run also keeps its checkpoint (--save): the verification details do not depend on it.
-    rich = run(*STEPS, "--save", str(tmp_path))
-    assert rich.returncode == 0
-    lines = rich.stdout.splitlines()
+    # The rich run, its stderr on a terminal (stdout to a file), also keeps its checkpoint
+    # (--save): the verification details do not depend on it.
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    stdout = tmp_path / "out"
+    code, screen = on_a_terminal(["train-smoke", "--nproc", "2", *steps, "--save", str(kept)], stdout, timeout_s=180, columns=400)
+    rich_stdout = stdout.read_text()
+    assert code == 0, rich_stdout[-2000:] + screen[-2000:]
+    # Without --json: the spinner is for a person reading the report on the terminal.
+    assert "train-smoke: starting ranks" in screen, screen[-2000:]
+    assert re.search(r"train-smoke: rank [01] at train, step \d+", screen), screen[-2000:]
+    assert "train-smoke: rank" not in rich_stdout  # progress never reaches stdout
+    lines = rich_stdout.splitlines()
     for v in report["verifications"]:
         line = next((ln for ln in lines if ln.strip().startswith(f"{MARK[v['passed']]} {v['name']}: ")), None)
-        assert line, (v["name"], rich.stdout)
+        assert line, (v["name"], rich_stdout)
         if v["name"] not in ("throughput",):  # measured: differs between the two runs
             assert v["detail"] in line
-    assert re.search(r"│ total\s+│\s+100 │", rich.stdout)  # the throughput table
-    assert "✓ train-smoke: healthy" in rich.stdout
+    assert re.search(r"│ total\s+│\s+600 │", rich_stdout)  # the throughput table
+    assert "✓ train-smoke: healthy" in rich_stdout
 
     import torch
 
     from gpudoctor.commands.train_smoke.config import SmokeConfig
     from gpudoctor.commands.train_smoke.rank import make_model
 
-    saved = tmp_path / "train-smoke.pt"
-    assert f"checkpoint kept at {saved}" in rich.stdout
+    saved = kept / "train-smoke.pt"
+    assert f"checkpoint kept at {saved}" in rich_stdout
     state = torch.load(saved, weights_only=True)
     assert not any(k.startswith("module.") for k in state)
     make_model(torch, SmokeConfig()).load_state_dict(state)
-    assert [p.name for p in tmp_path.iterdir()] == ["train-smoke.pt"]  # no probe file left behind
+    assert [p.name for p in kept.iterdir()] == ["train-smoke.pt"]  # no probe file left behind
 
 
 @pytest.mark.parametrize(
@@ -149,21 +174,9 @@ def test_bad_input_is_a_one_line_usage_error(args, words):
     assert r.stdout == ""
 
 
-def test_join_mode_under_torchrun_rank0_prints_the_report():
-    env = dict(os.environ, COLUMNS="400")
-    env.pop("GPUDOCTOR_FAULT", None)
-    r = subprocess.run(
-        [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc-per-node", "2", "-m", "gpudoctor", "train-smoke", "--json", *STEPS],
-        capture_output=True,
-        text=True,
-        timeout=180,
-        env=env,
-    )
-    assert r.returncode == 0, (r.stdout[-2000:], r.stderr[-2000:])
-    report = json.loads(r.stdout)  # exactly one report: rank 0's
-    assert report["joined_by"] == "torchrun"
-    assert all(states(report).values())
-    assert report["throughput"]["total"]["ranks"] == 2
+# Joined under torchrun, rank 0 printing the one report (every verification passed, both ranks
+# trained, joined_by torchrun): tests/e2e/test_fleet.py::test_train_smoke_across_nodes_that_agree,
+# whose two-agent job it was a second of (one agent, two ranks: --standalone).
 
 
 def test_sigint_mid_training_stops_every_rank_and_exits_130(tmp_path):
