@@ -12,6 +12,18 @@ resolved. With a traceback, the frame that raised decides instead (knowledge/sto
 your code's is the user's exception.
 
 The words of library-api-mismatch for that case, built from the names the message gives (never a guess beyond them).
+
+Two shapes of it the message alone does not decide (issue 35, diagB30: judged misreads), told as a warning that says what
+was seen and what decides it, never the versions asserted:
+- the object is one of Python's own types (`'list' object has no attribute 'view'`, `'dict' object has no attribute
+  'num_gpus_per_worker'`): a builtin's attributes are the same in every version of every package, so the message says a
+  value of the wrong type reached the call, not which code made it. A package whose newer or older version returns a
+  list where a tensor was (ray#23302's dict, a Ray bug) reads the same as the user's own script given another model's
+  output (WongKinYiu/yolov9#22: a YOLOv9 model trained with train.py, whose loss expects one head's tensor, where
+  train_dual.py takes the list of its two heads);
+- the message stands only in the thread's title, no line of the log shows it (facebookresearch/synsin#2: "AttributeError:
+  'VectorEnv' object has no attribute 'sample_navigable_point'" as the title, the post about the setup): the reporter's
+  words name it, and no output shows which code called what.
 """
 
 from __future__ import annotations
@@ -35,6 +47,39 @@ fixed in a later release; the traceback in the full output names the frame that 
 above) or your code's (change the call there)"""
 
 
+# Python's own types: their attributes are no package's version
+BUILTIN_TYPES = frozenset((
+    "list", "tuple", "dict", "str", "bytes", "int", "float", "bool", "set", "frozenset", "function", "method",
+    "builtin_function_or_method", "generator", "range", "complex", "bytearray",
+))
+
+WHY_BUILTIN = """The message says that a value of Python's own type TYPE reached code that uses it as another type (it reads
+.ATTR of it): a TYPE has no ATTR in any version of any package. Which code made that value is not shown: a script or
+a model that returns a TYPE where the caller expects one object (a model with several heads, trained or run with the
+script of a model with one; a loader that yields TYPEs), or a package whose other version returns a TYPE there."""
+
+FIX_BUILTIN = """the traceback's frames decide it (the full output holds them): at the last frame, print(type(VALUE)) of the value
+whose .ATTR is read and follow it back to what made it; your own script or model (the script meant for that model or
+weights: the project's README names which) or a package's function (then the versions its caller requires: `pip show
+PACKAGE`)"""
+
+WHAT_DECIDES = {
+    "builtin": "the traceback of it: the frame that reads .ATTR of the TYPE, and the code that made that value (your script and model, or a package's function)",
+    "title": "the output that shows it (the title alone names it): the run's traceback, whose frames say which code called what",
+}
+
+
+def undecided(fields: dict, title_only: bool) -> str:
+    """Which of the shapes the message alone does not decide this is ("builtin", "title"), or ''."""
+    if fields.get("type") in BUILTIN_TYPES:
+        return "builtin"
+    return "title" if title_only else ""
+
+
+def what_decides(case: str, fields: dict) -> str:
+    return WHAT_DECIDES[case].replace("ATTR", str(fields.get("attribute", ""))).replace("TYPE", str(fields.get("type", "")))
+
+
 def unshown(fields: dict) -> tuple[str, str]:
     """(why, fix) of library-api-mismatch for a message without a traceback, with the names it gives."""
     module, owner, callee = fields.get("module"), fields.get("type"), str(fields.get("callee") or "")
@@ -54,6 +99,11 @@ def unshown(fields: dict) -> tuple[str, str]:
         owner_name = callee.split(".", 1)[0]
         which = (f"the import of {owner_name} in the calling code names it; `pip show PACKAGE` its version" if not owner_name.startswith("__")
                  else "the message does not name its class: the traceback's last frame in the full output names its file; `pip show PACKAGE` its version")
+    if owner in BUILTIN_TYPES:
+        attribute = str(fields.get("attribute"))
+        why = " ".join(WHY_BUILTIN.replace("TYPE", owner).replace("ATTR", attribute).split())
+        fix = " ".join(FIX_BUILTIN.replace("VALUE", "x").replace("ATTR", attribute).split())
+        return why, fix
     why = " ".join(WHY.replace("NAME", name).split())
     fix = " ".join(FIX.replace("WHAT", what).replace("WHICH", which).replace("PACKAGE", package).split())
     return why, fix

@@ -1486,6 +1486,14 @@ class Diagnosis:
         if p.id == "library-api-mismatch" and fields.get("raised_by") == api_shape.NOT_SHOWN and not (told_later and told_later.frames):
             why, fix = api_shape.unshown(fields)
             ev["raised_by"] = api_shape.NOT_SHOWN
+            title_line = self.paste.title[0] if self.paste.title is not None else None
+            open_case = api_shape.undecided(fields, title_only=seen.first.line == title_line and seen.last <= (title_line or 0))
+            if open_case:
+                # the message alone does not decide a version (knowledge/api_shape.py): said, with what decides it
+                severity = Severity.WARN if severity is Severity.ERROR else severity
+                title = (f"{title}? not decided: a value of Python's own type {fields.get('type')} reached the call"
+                         if open_case == "builtin" else f"{title}? not decided: only the thread's title names the error")
+                ev["what decides it"] = api_shape.what_decides(open_case, fields)
         elif p.role == CAUSE and p is not UNRECOGNISED and p.id != "python-exception" and fields.get("exception"):
             # whose frame raised the exception the class reads: a package's (upgrade or pin it) or your code's (change it);
             # a traceback told after the line the class read (pytest's "path:line: AttributeError") too

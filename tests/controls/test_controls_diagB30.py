@@ -1,0 +1,59 @@
+"""Controls and siblings for diagB30 (issue 35: never confidently wrong). Answers of the retired heldout29/29b judgement
+and the development parts that asserted more than the log decides: a builtin's missing attribute or a title's error read
+as two packages' versions. `test_control_*` is the input that must not get the verdict, `test_sibling_*` the nearest one
+that keeps it. Lines are real ones (threads named beside them)."""
+
+from __future__ import annotations
+
+from gpudoctor import api
+
+
+def found(text: str, fid: str):
+    return [f for f in api.diagnose(text).findings if f.id == fid]
+
+
+def errors(text: str) -> list[str]:
+    return [f.id for f in api.diagnose(text).findings if f.severity.value == "error"]
+
+
+def thread(title: str, body: str) -> str:
+    return f"owner/repo · issue #1 · closed · Python\n# {title}\n\nsomeone · description · 2024-02-23\n{body}"
+
+
+class TestApiShapeWithoutTraceback:
+    # WongKinYiu/yolov9#22: a YOLOv9 model trained with train.py (train_dual.py takes its two heads' list)
+    LIST = "AttributeError: 'list' object has no attribute 'view'"
+    # sokrypton/ColabFold#332: a newer jax (pin 0.3.24); the object is a package's own class
+    CONFIG = "AttributeError: 'Config' object has no attribute 'jax_experimental_name_stack'"
+
+    def test_control_a_builtin_types_missing_attribute_is_not_asserted_as_versions(self):
+        text = thread("training fails", f"In loss_tal.py the error is as follows:\n{self.LIST}\n")
+        [f] = found(text, "library-api-mismatch")
+        assert f.severity.value == "warn" and "list" in f.evidence["what decides it"]
+        assert "pip install" not in f.fix and "library-api-mismatch" not in errors(text)
+
+    def test_sibling_a_packages_class_missing_attribute_keeps_the_versions(self):
+        text = thread("colabfold fails", f"running colabfold_batch I get\n{self.CONFIG}\n")
+        [f] = found(text, "library-api-mismatch")
+        assert f.severity.value == "error" and "what decides it" not in f.evidence
+
+    def test_sibling_a_builtin_with_its_traceback_in_a_library_is_read_by_the_frames(self):
+        # ray-project/ray#23302's dict, raised in Ray's own frame: the frame decides, not this rule
+        text = ("Traceback (most recent call last):\n"
+                '  File "/opt/conda/lib/python3.8/site-packages/ray/rllib/agents/trainer.py", line 871, in setup\n'
+                "    self.config.num_gpus_per_worker\n"
+                "AttributeError: 'dict' object has no attribute 'num_gpus_per_worker'\n")
+        assert "library-api-mismatch" in errors(text)
+
+    def test_control_an_error_only_the_title_names_is_not_asserted(self):
+        # facebookresearch/synsin#2: the title's error, the post about the setup
+        text = thread("AttributeError: 'VectorEnv' object has no attribute 'sample_navigable_point'",
+                      "I am trying to run train.sh with a single GPU and batch size 2.\n```\npython train.py --batch-size 2\n```\n")
+        [f] = found(text, "library-api-mismatch")
+        assert f.severity.value == "warn" and "title" in f.evidence["what decides it"]
+
+    def test_sibling_the_titles_error_printed_in_the_log_keeps_its_severity(self):
+        title = "AttributeError: 'Config' object has no attribute 'jax_experimental_name_stack'"
+        text = thread(title, f"running colabfold_batch:\n{self.CONFIG}\n")
+        [f] = found(text, "library-api-mismatch")
+        assert f.severity.value == "error"
