@@ -57,3 +57,25 @@ class TestApiShapeWithoutTraceback:
         text = thread(title, f"running colabfold_batch:\n{self.CONFIG}\n")
         [f] = found(text, "library-api-mismatch")
         assert f.severity.value == "error"
+
+
+class TestStuckOnWhatFollows:
+    # NickDarvey/whisper#19: the reporter is stuck on a build error that follows, quoted
+    BUILD = ("NickDarvey · comment · 2023-06-05\nYes, something like #20.\n\nRight now I'm stuck on \n\n"
+             ">   nvcc fatal   : A single input file is required for a non-link phase when an outputfile is specified\n> \n")
+    # a run's own line after the same words: the run stopped there (zju3dv/LoFTR#278's "stuck on" initializing ddp)
+    RUN = ("someone · description · 2021-09-01\nThe training is stuck on:\n\n"
+           "initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\n")
+
+    def test_control_stuck_on_an_error_that_follows_is_no_hang(self):
+        findings = api.diagnose(self.BUILD).findings
+        assert "log-said-hang" not in [f.id for f in findings]
+        assert any("nvcc fatal" in str(f.evidence) for f in findings)
+
+    def test_sibling_stuck_on_a_runs_line_stays_the_hang(self):
+        [f] = found(self.RUN, "log-said-hang")
+        assert "stuck on" in f.evidence["said"]
+
+    def test_sibling_stuck_on_a_step_named_in_the_sentence_stays_the_hang(self):
+        text = "someone · description · 2021-09-01\nTraining gets stuck on the first epoch.\nEpoch 0:   0%|          | 0/100\n"
+        assert found(text, "log-said-hang")
