@@ -79,3 +79,28 @@ class TestStuckOnWhatFollows:
     def test_sibling_stuck_on_a_step_named_in_the_sentence_stays_the_hang(self):
         text = "someone · description · 2021-09-01\nTraining gets stuck on the first epoch.\nEpoch 0:   0%|          | 0/100\n"
         assert found(text, "log-said-hang")
+
+
+class TestCommandUnderTheErrorSentence:
+    # PaddlePaddle/PaddleOCR#14195: "the command that errs:" above the quoted launch; the log is cut before the error
+    INTRO = "owner/repo · issue #1 · closed · Python\n# launch fails\n\nsomeone · description · 2024-11-11\nI ran it on two GPUs and got this error:\n\n"
+    COMMAND = '> python3 -m paddle.distributed.launch PaddleOCR/tools/train.py --gpus "0,1" -c en_PP-OCRv3_rec.yml\n\nThe config is unchanged.\n'
+
+    def test_control_a_quoted_command_under_the_sentence_is_not_the_failure(self):
+        text = self.INTRO + self.COMMAND
+        assert errors(text) == []
+        assert not any("paddle.distributed.launch PaddleOCR" in str(f.evidence.get("log", "")) for f in api.diagnose(text).findings)
+
+    def test_control_a_prompted_command_is_not_the_failure(self):
+        text = self.INTRO + "(paddle) user@host:~/ocr$ python tools/train.py -c rec.yml\n\nThe config is unchanged.\n"
+        assert errors(text) == []
+
+    def test_sibling_a_quoted_message_under_the_sentence_stays_the_failure(self):
+        # deepspeedai/DeepSpeed#3624: the message alone under the sentence
+        text = self.INTRO + "> No slot 2 specificied on host work1\n\nThe config is unchanged.\n"
+        [f] = [f for f in api.diagnose(text).findings if f.severity.value == "error"]
+        assert "No slot 2" in str(f.evidence)
+
+    def test_sibling_a_backticked_message_under_the_sentence_stays_the_failure(self):
+        text = self.INTRO + "`No slot 2 specificied on host work1`.\n\nThe config is unchanged.\n"
+        assert len(errors(text)) == 1
