@@ -104,3 +104,30 @@ class TestCommandUnderTheErrorSentence:
     def test_sibling_a_backticked_message_under_the_sentence_stays_the_failure(self):
         text = self.INTRO + "`No slot 2 specificied on host work1`.\n\nThe config is unchanged.\n"
         assert len(errors(text)) == 1
+
+
+class TestClientRetryWarning:
+    # RVC-Project/Retrieval-based-Voice-Conversion-WebUI#2532: torch's per-address warnings, then the run's config
+    RETRY = ("[W socket.cpp:663] [c10d] The client socket has failed to connect to [DESKTOP-L2OV9PU]:52550 (system error: 10013 - "
+             "An attempt was made to access a socket in a way forbidden by its access permissions.).\n"
+             "[W socket.cpp:663] [c10d] The client socket has failed to connect to [kubernetes.docker.internal]:52550 (system error: "
+             "10049 - The requested address is not valid in its context.).\n"
+             "INFO:mi-test:{'data': {'filter_length': 2048, 'hop_length': 400}}\n")
+
+    def test_control_a_retry_warning_with_10013_is_not_the_failure(self):
+        [f] = found(self.RETRY, "windows-port-forbidden")
+        assert f.severity.value == "warn" and "what decides it" in f.evidence
+        assert errors(self.RETRY) == []
+
+    def test_sibling_the_server_bind_with_10013_stays_the_error(self):
+        # RVC-Project/Retrieval-based-Voice-Conversion-WebUI#246
+        text = ("[W socket.cpp:426] [c10d] The server socket has failed to bind to [kodachi]:51545 (system error: 10013 - An attempt "
+                "was made to access a socket in a way forbidden by its access permissions.).\n"
+                "RuntimeError: The server socket has failed to listen on any local network address.\n")
+        assert "windows-port-forbidden" in errors(text)
+
+    def test_sibling_torchs_error_after_the_retries_is_not_softened(self):
+        text = self.RETRY + ("torch.distributed.DistNetworkError: The client socket has failed to connect to any network address of "
+                             "(DESKTOP-L2OV9PU, 52550). The client socket has failed to connect to DESKTOP-L2OV9PU:52550 (system error: "
+                             "10013 - An attempt was made to access a socket in a way forbidden by its access permissions.).\n")
+        assert "windows-port-forbidden" in errors(text)

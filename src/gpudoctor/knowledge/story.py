@@ -48,6 +48,7 @@ from gpudoctor.knowledge.patterns.classes20b import environment_report, reportin
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
 from gpudoctor.knowledge.setting import Setting
+from gpudoctor.knowledge.patterns.network import CLIENT_RETRY
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.progress import PROGRESS_AFTER, SCRIPT_STEP, WENT_ON_SHOWN, Progress, noted, own_end, set_up_step, warned
 from gpudoctor.knowledge.ranks_heard import RanksHeard
@@ -1481,6 +1482,18 @@ class Diagnosis:
                 why += class_why(known)
                 fix = f"{class_step(known, seen.first.fields['exception'], seen.first.fields.get('message', ''))}; {fix}"
                 ev["class"] = known.id
+        if p.id == "windows-port-forbidden" and all(CLIENT_RETRY.search(h.where.text) for h in (seen.first, *seen.samples)):
+            # torch's warning as its client tries the next address, not the error it raises when none connects (network.py)
+            severity = Severity.WARN if severity is Severity.ERROR else severity
+            title = (f"Windows refused one connection attempt (system error 10013) in torch's warning as its client retries (line "
+                     f"{seen.first.line}): not decided whether it stopped the run")
+            why = ("Torch prints this [W] line while its c10d client tries the addresses of the host one by one, and goes on; it raises "
+                   "(DistNetworkError, 'failed to connect to any network address', an [E] line) only when none connects. Error 10013 "
+                   "(WSAEACCES) says Windows refused that one attempt (a firewall, or a port in a range Hyper-V/WinNAT reserved); "
+                   "whether it stopped the run is decided by what the log shows after it.")
+            fix = ("read the lines after it: an [E] line or a DistNetworkError is the failure (then: " + fix + "); progress or the "
+                   "run's own output after it means the connection went through on another address")
+            ev["what decides it"] = "torch's error after the warning (an [E] line, DistNetworkError), or the run's output going on"
         fields = seen.first.fields
         told_later = self.signs.same_exception(str(fields["exception"]), str(fields.get("message", ""))) if fields.get("exception") else None
         if p.id == "library-api-mismatch" and fields.get("raised_by") == api_shape.NOT_SHOWN and not (told_later and told_later.frames):
