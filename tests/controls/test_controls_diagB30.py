@@ -131,3 +131,41 @@ class TestClientRetryWarning:
                              "(DESKTOP-L2OV9PU, 52550). The client socket has failed to connect to DESKTOP-L2OV9PU:52550 (system error: "
                              "10013 - An attempt was made to access a socket in a way forbidden by its access permissions.).\n")
         assert "windows-port-forbidden" in errors(text)
+
+
+class TestValueRefusedThroughAnotherLibrary:
+    # explosion/spaCy#3112: the user's add_label goes into spaCy, whose parser fills a cupy array (a spaCy bug on the GPU)
+    SPACY = ("Traceback (most recent call last):\n"
+             '  File "./train_ner2.py", line 51, in main\n'
+             "    ner.add_label(label)\n"
+             '  File "nn_parser.pyx", line 167, in spacy.syntax.nn_parser.Parser.add_label\n'
+             '  File "_parser_model.pyx", line 219, in spacy.syntax._parser_model.ParserModel.resize_output\n'
+             '  File "cupy/core/core.pyx", line 1689, in cupy.core.core.ndarray.__setitem__\n'
+             '  File "cupy/core/core.pyx", line 527, in cupy.core.core.ndarray.fill\n'
+             "ValueError: non-scalar numpy.ndarray cannot be used for fill\n")
+    # a user's call straight into the library that refuses (scikit-learn's own frames only)
+    SKLEARN = ("Traceback (most recent call last):\n"
+               '  File "/home/me/tof/eval.py", line 40, in <module>\n'
+               "    X_train, X_test, y_train, y_test = train_test_split(X, y)\n"
+               '  File "/usr/lib/python3.10/site-packages/sklearn/model_selection/_split.py", line 2559, in train_test_split\n'
+               "    arrays = indexable(*arrays)\n"
+               '  File "/usr/lib/python3.10/site-packages/sklearn/utils/validation.py", line 397, in check_consistent_length\n'
+               "    raise ValueError(\n"
+               "ValueError: Found input variables with inconsistent numbers of samples: [151, 152]\n")
+
+    def test_control_a_value_refused_behind_another_librarys_frames_is_not_decided(self):
+        [f] = found(self.SPACY, "library-refused-value")
+        assert f.severity.value == "warn" and f.evidence["passed_through"] == "spacy"
+        assert "spacy made it" in f.fix and "make the value meet" not in f.fix
+
+    def test_sibling_a_value_refused_by_the_library_the_user_called_stays_the_error(self):
+        [f] = found(self.SKLEARN, "library-refused-value")
+        assert f.severity.value == "error" and "passed_through" not in f.evidence
+
+    def test_control_works_on_cpu_but_not_on_gpu_is_no_unused_gpu(self):
+        text = thread("Adding new entities works on CPU but not on GPU", "I start it with python train.py --gpus 1\n")
+        assert not found(text, "log-said-gpu-unused")
+
+    def test_sibling_not_running_on_the_gpu_stays_said(self):
+        text = thread("Training is not running on the GPU", "I start it with python train.py --gpus 1\n")
+        assert found(text, "log-said-gpu-unused")

@@ -1560,6 +1560,10 @@ class Diagnosis:
             title = f"{title}: {seen.first.fields['status']}" + (f" ({seen.first.fields['code']})" if seen.first.fields.get("code") else "")
         elif seen.first.fields.get("read_as") == p.id and seen.first.fields.get("step"):
             fix = f"{seen.first.fields['step']}; {fix}"  # a fault read by its code: its row's own step first (a native program's)
+            if p.id == REFUSED_VALUE and seen.first.fields.get("passed_through"):
+                # another package between the user's call and the raiser: whose value it refused is not decided (classes23c.py)
+                fix = seen.first.fields["step"]
+                severity = Severity.WARN if severity is Severity.ERROR else severity
         if (fit := setting_fix.fitted(p.id, why, self.setting, seen.first.line)) is not None:
             # the fix of the setting the log shows (knowledge/setting_fix.py): the Windows driver under WSL, a pod's GPU request,
             # a Ray trial's, an engine's memory flags, a rebuild of the program whose kernel raised
