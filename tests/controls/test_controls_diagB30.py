@@ -169,3 +169,35 @@ class TestValueRefusedThroughAnotherLibrary:
     def test_sibling_not_running_on_the_gpu_stays_said(self):
         text = thread("Training is not running on the GPU", "I start it with python train.py --gpus 1\n")
         assert found(text, "log-said-gpu-unused")
+
+
+# one GPU holding memory at 0 % (pytorch/examples#470's table), no process list
+SMI_HELD = """\
++-----------------------------------------------------------------------------+
+| NVIDIA-SMI 390.87                 Driver Version: 390.87                    |
+|-------------------------------+----------------------+----------------------+
+| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
+| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
+|===============================+======================+======================|
+|   0  GeForce GTX 108...  Off  | 00000000:01:00.0  On |                  N/A |
+| 31%   58C    P2    70W / 250W |   9584MiB / 11170MiB |      0%      Default |
++-------------------------------+----------------------+----------------------+
+"""
+
+
+class TestJobIdleNeedsTheJobOnTheGpu:
+    def test_control_the_container_cannot_use_the_gpu(self):
+        # google-deepmind/alphafold3#82: the container saw no GPU; the memory on the table is not shown to be the job's
+        text = "# Alphafold3 docker container can't use GPU A100\n\nMy GPU information as follow.\n" + SMI_HELD
+        assert not found(text, "gpu-job-idle")
+        assert found(text, "log-said-gpu-unused")
+
+    def test_sibling_the_utilisation_said_to_stay_at_zero_stays_job_idle(self):
+        # pytorch/examples#470
+        text = "the Volatile GPU-Util is always 0 with command 'nvidia-smi'\n" + SMI_HELD
+        [f] = found(text, "gpu-job-idle")
+        assert f.severity.value == "warn"
+
+    def test_sibling_not_using_the_gpu_with_its_memory_held_stays_job_idle(self):
+        text = "# Training is not using the GPU\n\n" + SMI_HELD
+        assert found(text, "gpu-job-idle")

@@ -85,6 +85,21 @@ SAID = re.compile(
     rb"|\bCPU\b[^.\n]{0,20}?\binstead of\s+(?:the\s+|my\s+|a\s+)?GPUs?\b",  # "# Training uses CPU instead of GPU"
     re.IGNORECASE,
 )
+# Of those sentences, the ones that say the job cannot reach the GPU, not that it leaves it idle: "Alphafold3 docker
+# container can't use GPU A100" (google-deepmind/alphafold3#82: the container saw no GPU), "unable to use the GPU",
+# "cannot access the GPU". Memory a pasted table shows held on a GPU is then not shown to be the job's (issue 35, diagB30).
+CANNOT_REACH = re.compile(
+    r"\b(?:unable to|can ?not|can't|cannot|couldn't|could not|fails? to|failed to)\s+(?:use|access|see|find|detect|reach)\s+"
+    r"(?:the\s+|my\s+|any\s+|a\s+)?(?:[\w-]+\s+)?GPUs?\b",
+    re.IGNORECASE,
+)
+
+
+def cannot_reach(said: str) -> bool:
+    """The reporter's sentence says the job cannot reach the GPU (CANNOT_REACH), rather than that it leaves it idle."""
+    return CANNOT_REACH.search(said) is not None
+
+
 # The job chose the CPU
 CPU = re.compile(
     rb"\baccelerator\s*[=:]\s*['\"]?cpu\b|--accelerator[= ]+['\"]?cpu\b|--cpu(?![\w-])|--device[= ]+['\"]?cpu\b|--no[_-]cuda\b",
