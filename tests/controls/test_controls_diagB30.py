@@ -201,3 +201,22 @@ class TestJobIdleNeedsTheJobOnTheGpu:
     def test_sibling_not_using_the_gpu_with_its_memory_held_stays_job_idle(self):
         text = "# Training is not using the GPU\n\n" + SMI_HELD
         assert found(text, "gpu-job-idle")
+
+
+class TestErrorSetApartInItsOwnBlock:
+    # OpenGVLab/LLaMA-Adapter#144: batch 4 ran out of memory, quoted alone; the batch-2 run's log after it, cut at its start
+    OOM = "```\ntorch.cuda.OutOfMemoryError: CUDA out of memory.\n```\n"
+    RUN = ("```\n| distributed init (rank 0): env://, gpu 0\n| distributed init (rank 1): env://, gpu 1\n"
+           "[17:10:32.992362] job dir: /home/x/alpaca_finetuning_v1\n[17:10:32.992448] Namespace(batch_size=2,\nepochs=5,\n```\n")
+    TITLE = "loss is nan on two 3090s"
+
+    def test_control_an_error_quoted_alone_before_output_that_does_not_show_it_is_not_decided(self):
+        [f] = found(thread(self.TITLE, self.OOM + self.RUN), "cuda-oom")
+        assert f.severity.value == "warn" and "what decides it" in f.evidence
+
+    def test_sibling_the_output_after_it_shows_the_error_too(self):
+        run = self.RUN.replace("epochs=5,\n", "epochs=5,\ntorch.cuda.OutOfMemoryError: CUDA out of memory. Tried to allocate 20.00 MiB\n")
+        assert "cuda-oom" in errors(thread(self.TITLE, self.OOM + run))
+
+    def test_sibling_the_error_quoted_after_the_output_stays_the_runs_end(self):
+        assert "cuda-oom" in errors(thread(self.TITLE, self.RUN + self.OOM))

@@ -65,7 +65,7 @@ from gpudoctor.knowledge.no_work import NoWork
 from gpudoctor.knowledge.cuda_errors import BY_NAME as CUDA_FAULTS
 from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.said_oom import SaidOom
-from gpudoctor.knowledge.reported import INTRODUCED, REPORTED_PLACE, ReportedError
+from gpudoctor.knowledge.reported import ALONE, INTRODUCED, REPORTED_PLACE, ReportedError
 from gpudoctor.knowledge.signs import KIND, STRONG, TOLD, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.title_said import names_change, title_label
 from gpudoctor.knowledge.unrecognised import (
@@ -1756,6 +1756,12 @@ class Diagnosis:
             shown = (f"line {quote.shown} holds the same words" if quote.shown and quote.shown != quote.line
                      else "it stands alone under that sentence" if quote.place == INTRODUCED else "no line of the log shows it")
             ev["reported"] = f"line {quote.line}, {REPORTED_PLACE[quote.place]}: {shown}"
+            if quote.place == ALONE and seen.count == 1 and severity is Severity.ERROR:
+                # the reporter's quote set apart from the output pasted after it, which does not show it (reported.py ALONE):
+                # an earlier attempt's error or this run's, not decided by the output
+                severity = Severity.WARN
+                title = f"{title}? not decided: only quoted in a block of its own (line {quote.line}); the output pasted after it does not show it"
+                ev["what decides it"] = "the end of the run's own output pasted after it: this error there, or the run going past where it stopped"
         # grouped by role, so the report reads as a story: causes, then consequences, then noise
         if p is UNRECOGNISED:  # not a pattern: its catalog entry is in catalog/findings/diagnose.py
             return Finding(id="unrecognised-failure", severity=severity, title=title, evidence=ev, why=why, fix=fix, area=AREAS[ev["role"]])
