@@ -220,3 +220,25 @@ class TestErrorSetApartInItsOwnBlock:
 
     def test_sibling_the_error_quoted_after_the_output_stays_the_runs_end(self):
         assert "cuda-oom" in errors(thread(self.TITLE, self.RUN + self.OOM))
+
+
+class TestTemplateExampleTraceback:
+    # ultralytics/yolov5#3998 (and #4345, #4926, yolov3#1566): the bug-report template's own example, left in the post
+    TEMPLATE = ("## To Reproduce (REQUIRED)\n\nInput:\n```\nimport torch\n\na = torch.tensor([5])\nc = a / 0\n```\n\nOutput:\n```\n"
+                "Traceback (most recent call last):\n"
+                '  File "/Users/glennjocher/opt/anaconda3/envs/env1/lib/python3.7/site-packages/IPython/core/interactiveshell.py", line 3331, in run_code\n'
+                "    exec(code_obj, self.user_global_ns, self.user_ns)\n"
+                '  File "<ipython-input-5-be04c762b799>", line 5, in <module>\n'
+                "    c = a / 0\n"
+                "RuntimeError: ZeroDivisionError\n```\n")
+
+    def test_control_the_templates_example_is_no_failure(self):
+        text = thread("SyncBatchNorm training hangs", self.TEMPLATE)
+        assert errors(text) == []
+        [f] = found(text, "python-exception")
+        assert f.severity.value == "info" and "template_example" in f.evidence
+
+    def test_sibling_a_real_traceback_under_the_templates_headings_stays_the_failure(self):
+        real = (self.TEMPLATE.replace("<ipython-input-5-be04c762b799>", "train.py").replace("c = a / 0", "loss = criterion(pred, y)")
+                .replace("RuntimeError: ZeroDivisionError", "RuntimeError: shape '[16, 3, 85, 20, 20]' is invalid for input of size 652800"))
+        assert errors(thread("training fails", real))

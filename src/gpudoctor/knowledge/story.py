@@ -65,6 +65,7 @@ from gpudoctor.knowledge.no_work import NoWork
 from gpudoctor.knowledge.cuda_errors import BY_NAME as CUDA_FAULTS
 from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.said_oom import SaidOom
+from gpudoctor.knowledge.template_example import template_of
 from gpudoctor.knowledge.reported import ALONE, INTRODUCED, REPORTED_PLACE, ReportedError
 from gpudoctor.knowledge.signs import KIND, STRONG, TOLD, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.title_said import names_change, title_label
@@ -1461,10 +1462,12 @@ class Diagnosis:
         title = p.title
         ev: dict = {"role": role, "family": p.family}
         why, fix = p.why, p.fix
+        example = None  # an issue template's own example traceback (knowledge/template_example.py)
         if p.id == "python-exception" and seen.first.fields.get("exception"):
             title = f"{title}: {seen.first.fields['exception']}"
             sign = self.signs.exception(seen.first.fields["exception"], seen.first.where.rank)
             frame = sign.raised_in() if sign is not None else None
+            example = template_of(sign.frames, sign.message) if sign is not None else None
             if frame is not None:
                 title += f" in your code at {frame.short()}"
                 fix = f"read the traceback: the line that raised is {frame.path}:{frame.line}" + (f" (in {frame.func})" if frame.func else "") + "; fix it there"
@@ -1762,6 +1765,12 @@ class Diagnosis:
                 severity = Severity.WARN
                 title = f"{title}? not decided: only quoted in a block of its own (line {quote.line}); the output pasted after it does not show it"
                 ev["what decides it"] = "the end of the run's own output pasted after it: this error there, or the run going past where it stopped"
+        if example is not None:
+            # the template's example, left in the post: no run raised it
+            severity = Severity.INFO
+            title = f"{title} (the example traceback of {example.template}, left in the post: no run's failure)"
+            ev["template_example"] = example.template
+            fix = "nothing to fix here: the traceback is the template's own example; the run's own output decides what failed (paste it)"
         # grouped by role, so the report reads as a story: causes, then consequences, then noise
         if p is UNRECOGNISED:  # not a pattern: its catalog entry is in catalog/findings/diagnose.py
             return Finding(id="unrecognised-failure", severity=severity, title=title, evidence=ev, why=why, fix=fix, area=AREAS[ev["role"]])
