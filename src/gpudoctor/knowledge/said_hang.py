@@ -175,10 +175,10 @@ class SaidHang(WholeLines):
             shown = text.strip().lstrip(">").strip().strip("`").strip()
             if not shown:
                 return  # (blank lines, a fence, an empty quote line between the sentence and what it is stuck on)
-            line, said, post = self.dangling
+            line, sentence, post = self.dangling
             self.dangling = None
             if ERROR_NEXT.search(shown) is None:
-                self.said, self.said_post = (line, said), post  # stuck on a run's line: the run hangs there
+                self.said, self.said_post = (line, sentence), post  # stuck on a run's line: the run hangs there
         if self.said is None:
             said = says_it_hangs(text) if HANG_WORDS.search(text.encode("utf-8", "replace")) else None
             if said is not None:
