@@ -242,3 +242,8 @@ class TestTemplateExampleTraceback:
         real = (self.TEMPLATE.replace("<ipython-input-5-be04c762b799>", "train.py").replace("c = a / 0", "loss = criterion(pred, y)")
                 .replace("RuntimeError: ZeroDivisionError", "RuntimeError: shape '[16, 3, 85, 20, 20]' is invalid for input of size 652800"))
         assert errors(thread("training fails", real))
+
+
+def test_sibling_stuck_on_as_the_inputs_last_words_stays_the_hang():
+    assert found("someone · description · 2021-09-01\n[rank0] initializing ddp: GLOBAL_RANK: 0, MEMBER: 1/2\nand now it is stuck on\n",
+                 "log-said-hang")

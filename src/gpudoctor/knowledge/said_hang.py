@@ -206,6 +206,14 @@ class SaidHang(WholeLines):
             self.server = (number, text.strip()[:300])
         (self.after if self.said is not None else self.before).append((number, text.strip()))
 
+    def end(self) -> None:
+        """The input ended: a sentence that ends "stuck on" with nothing after it is said of the run (nothing shows an error)."""
+        super().end()
+        if self.dangling is not None and self.said is None:
+            line, sentence, post = self.dangling
+            self.said, self.said_post = (line, sentence), post
+        self.dangling = None
+
     def shown(self) -> list[tuple[int, str]]:
         """The program's lines that show where the run stopped: those after the sentence, else those before it; none when
         the sentence's paste goes on past the lines read (its last line read is no place the run stopped)."""
