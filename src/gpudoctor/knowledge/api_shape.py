@@ -15,12 +15,14 @@ The words of library-api-mismatch for that case, built from the names the messag
 
 Two shapes of it the message alone does not decide (issue 35, diagB30: judged misreads), told as a warning that says what
 was seen and what decides it, never the versions asserted:
-- the object is one of Python's own types (`'list' object has no attribute 'view'`, `'dict' object has no attribute
-  'num_gpus_per_worker'`): a builtin's attributes are the same in every version of every package, so the message says a
-  value of the wrong type reached the call, not which code made it. A package whose newer or older version returns a
-  list where a tensor was (ray#23302's dict, a Ray bug) reads the same as the user's own script given another model's
-  output (WongKinYiu/yolov9#22: a YOLOv9 model trained with train.py, whose loss expects one head's tensor, where
-  train_dual.py takes the list of its two heads);
+- a container of Python's own (a list, a tuple, a dict) where a tensor was expected: the attribute read is a tensor's
+  (`'list' object has no attribute 'view'`, `'tuple' object has no attribute 'device'`). A builtin's attributes are the
+  same in every version of every package, so the message says a container reached code that treats it as a tensor, not
+  which code made it: the user's script given another model's output (WongKinYiu/yolov9#22: a YOLOv9 model trained with
+  train.py, whose loss expects one head's tensor, where train_dual.py takes the list of its two heads), a model that
+  returns several outputs, a loader's batch, or a package whose other version returns a container there. A builtin's
+  other attribute keeps the versions reading: `'dict' object has no attribute 'num_gpus_per_worker'` is a config passed as
+  a dict where an API of another version takes its own object (ray-project/ray#23302, fixed by an upgrade);
 - the message stands only in the thread's title, no line of the log shows it (facebookresearch/synsin#2: "AttributeError:
   'VectorEnv' object has no attribute 'sample_navigable_point'" as the title, the post about the setup): the reporter's
   words name it, and no output shows which code called what.
@@ -47,13 +49,18 @@ fixed in a later release; the traceback in the full output names the frame that 
 above) or your code's (change the call there)"""
 
 
-# Python's own types: their attributes are no package's version
-BUILTIN_TYPES = frozenset((
-    "list", "tuple", "dict", "str", "bytes", "int", "float", "bool", "set", "frozenset", "function", "method",
-    "builtin_function_or_method", "generator", "range", "complex", "bytearray",
+# Python's own containers: their attributes are no package's version
+BUILTIN_TYPES = frozenset(("list", "tuple", "dict", "set", "generator"))
+# A tensor's (torch's, and numpy's and TensorFlow's alike) attributes and methods: read of a container, it was taken for a tensor
+TENSOR_ATTRIBUTES = frozenset((
+    "view", "device", "shape", "size", "dim", "ndim", "dtype", "cuda", "cpu", "to", "float", "half", "double", "long", "int", "bool",
+    "numpy", "detach", "item", "unsqueeze", "squeeze", "permute", "reshape", "contiguous", "clone", "requires_grad", "backward",
+    "grad", "data", "transpose", "expand", "repeat", "flatten", "numel", "is_cuda", "get_device", "type_as", "new_zeros",
+    "new_ones", "new_full", "new_tensor", "masked_fill", "index_select", "narrow", "argmax", "softmax", "sigmoid", "astype",
+    "split", "chunk", "sum", "mean", "max", "min", "T",
 ))
 
-WHY_BUILTIN = """The message says that a value of Python's own type TYPE reached code that uses it as another type (it reads
+WHY_BUILTIN = """The message says that a value of Python's own type TYPE reached code that uses it as a tensor (it reads
 .ATTR of it): a TYPE has no ATTR in any version of any package. Which code made that value is not shown: a script or
 a model that returns a TYPE where the caller expects one object (a model with several heads, trained or run with the
 script of a model with one; a loader that yields TYPEs), or a package whose other version returns a TYPE there."""
@@ -69,9 +76,14 @@ WHAT_DECIDES = {
 }
 
 
+def taken_for_tensor(fields: dict) -> bool:
+    """The message reads a tensor's attribute of one of Python's own containers."""
+    return fields.get("type") in BUILTIN_TYPES and fields.get("attribute") in TENSOR_ATTRIBUTES
+
+
 def undecided(fields: dict, title_only: bool) -> str:
     """Which of the shapes the message alone does not decide this is ("builtin", "title"), or ''."""
-    if fields.get("type") in BUILTIN_TYPES:
+    if taken_for_tensor(fields):
         return "builtin"
     return "title" if title_only else ""
 
@@ -99,7 +111,7 @@ def unshown(fields: dict) -> tuple[str, str]:
         owner_name = callee.split(".", 1)[0]
         which = (f"the import of {owner_name} in the calling code names it; `pip show PACKAGE` its version" if not owner_name.startswith("__")
                  else "the message does not name its class: the traceback's last frame in the full output names its file; `pip show PACKAGE` its version")
-    if owner in BUILTIN_TYPES:
+    if taken_for_tensor(fields):
         attribute = str(fields.get("attribute"))
         why = " ".join(WHY_BUILTIN.replace("TYPE", owner).replace("ATTR", attribute).split())
         fix = " ".join(FIX_BUILTIN.replace("VALUE", "x").replace("ATTR", attribute).split())

@@ -75,7 +75,7 @@ ASKED = re.compile(
 # The reporter's sentence that the job does not use the GPU (a thread's title or a post); not "works on CPU but not on GPU"
 # (explosion/spaCy#3112's title: the GPU run fails, issue 35, diagB30)
 SAID = re.compile(
-    rb"(?:\bnot|n't|\bnever)\s+(?:be\s+|being\s+|been\s+|even\s+|actually\s+|really\s+)?(?:use|uses|using|used|utili[sz]\w*|run(?:s|ning)?\s+on|(?<!but not )on)\s+"
+    rb"(?:\bnot|n't|\bnever)\s+(?:be\s+|being\s+|been\s+|even\s+|actually\s+|really\s+)?(?:use|uses|using|used|utili[sz]\w*|run(?:s|ning)?\s+on|(?<!cpu but not )(?<!cpu, but not )on)\s+"
     rb"(?:the\s+|my\s+|any\s+|a\s+)?(?:[\w-]+\s+)?GPUs?\b"
     rb"|\bGPUs?\s+(?:is\s+|are\s+|was\s+|were\s+)?(?:not|never)\s+(?:being\s+)?(?:used|utili[sz]ed)\b"
     rb"|\bGPU[- ](?:usage|util\w*)(?:\s*:\s*|\s+(?:is\s+|was\s+|stays\s+|at\s+)?(?:always\s+|still\s+)?)0\b"  # "the Volatile GPU-Util is always 0"

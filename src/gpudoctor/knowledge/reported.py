@@ -145,16 +145,10 @@ NOT_A_MESSAGE = re.compile(
 BLANKS = 2  # blank lines between the sentence and its message
 CJK_SENTENCE = re.compile(r"[\u4e00-\u9fff]{4}")  # a person's Chinese words (a program's message under the sentence is English)
 INTRODUCED = "introduced"
-# A code block that holds one line, an error's, with another block of output after it (OpenGVLab/LLaMA-Adapter#144: "```
-# torch.cuda.OutOfMemoryError: CUDA out of memory. ```" above the run's own log, a batch of 2 after the batch of 4 that ran
-# out of memory, cut at its start): the reporter's quote of an error, set apart from the output pasted after it; where that
-# output does not show it, whether that run met it is not decided (issue 35, diagB30; knowledge/story.py)
-ALONE = "alone"
 
 # where a report stands, in a finding's words
 REPORTED_PLACE = {"title": "the thread's title", "sentence": "a sentence of the reporter's that quotes it",
-                  INTRODUCED: "the line a sentence of the reporter's introduces as the error",
-                  ALONE: "a block of its own, before the output pasted after it"}
+                  INTRODUCED: "the line a sentence of the reporter's introduces as the error"}
 
 
 @dataclass(frozen=True)
@@ -304,10 +298,6 @@ class Reported(WholeLines):
         # line that may be that error, waiting for the line after it to show it stands alone
         self.intro: Optional[tuple[int, int, bool]] = None
         self.candidate: Optional[tuple[int, str, bool]] = None
-        # the lines of the code block open now (up to 2: a block of one line is all this needs), and a block of one error's
-        # line that closed, waiting for the next line of text to show another block follows it (ALONE)
-        self.block: list[tuple[int, str]] = []
-        self.alone: Optional[tuple[int, str]] = None
 
     def read(self, block: bytes, begin: int, end: int) -> None:
         at = begin
@@ -373,25 +363,13 @@ class Reported(WholeLines):
         if said:
             self.candidate = (number, said, fenced)
 
-    def set_apart(self, text: str) -> None:
-        """A block of one error's line (ALONE) is kept when the next line of text opens another block."""
-        if self.alone is not None and text.strip():
-            if FENCE.match(text) is not None and not self.fenced:
-                self.keep(ReportedError(*self.alone[:1], ALONE, self.alone[1]))
-            self.alone = None
-
     def line(self, number: int, text: str) -> bool:
         """Reads a line; whether it may be the log's own (not the thread's frame, not a person's sentence)."""
         self.introduced(number, text)
-        self.set_apart(text)
         if FENCE.match(text):
-            if self.fenced and len(self.block) == 1 and FAILS.search(self.block[0][1]) and not NOT_A_MESSAGE.search(self.block[0][1]):
-                self.alone = self.block[0]
-            self.fenced, self.block = not self.fenced, []
+            self.fenced = not self.fenced
             return False
         if self.fenced:
-            if text.strip() and len(self.block) < 2:
-                self.block.append((number, text.strip()))
             return True
         if POST.match(text) or HEADER.match(text):
             self.framed = self.framed or HEADER.match(text) is not None  # a thread's frame: its title follows

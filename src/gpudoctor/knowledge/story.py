@@ -66,7 +66,7 @@ from gpudoctor.knowledge.cuda_errors import BY_NAME as CUDA_FAULTS
 from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.said_oom import SaidOom
 from gpudoctor.knowledge.template_example import template_of
-from gpudoctor.knowledge.reported import ALONE, INTRODUCED, REPORTED_PLACE, ReportedError
+from gpudoctor.knowledge.reported import INTRODUCED, REPORTED_PLACE, ReportedError
 from gpudoctor.knowledge.signs import KIND, STRONG, TOLD, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.title_said import names_change, title_label
 from gpudoctor.knowledge.unrecognised import (
@@ -1507,7 +1507,7 @@ class Diagnosis:
             if open_case:
                 # the message alone does not decide a version (knowledge/api_shape.py): said, with what decides it
                 severity = Severity.WARN if severity is Severity.ERROR else severity
-                title = (f"{title}? not decided: a value of Python's own type {fields.get('type')} reached the call"
+                title = (f"{title}? not decided: a {fields.get('type')} reached code that takes it for a tensor"
                          if open_case == "builtin" else f"{title}? not decided: only the thread's title names the error")
                 ev["what decides it"] = api_shape.what_decides(open_case, fields)
         elif p.role == CAUSE and p is not UNRECOGNISED and p.id != "python-exception" and fields.get("exception"):
@@ -1759,12 +1759,6 @@ class Diagnosis:
             shown = (f"line {quote.shown} holds the same words" if quote.shown and quote.shown != quote.line
                      else "it stands alone under that sentence" if quote.place == INTRODUCED else "no line of the log shows it")
             ev["reported"] = f"line {quote.line}, {REPORTED_PLACE[quote.place]}: {shown}"
-            if quote.place == ALONE and seen.count == 1 and severity is Severity.ERROR:
-                # the reporter's quote set apart from the output pasted after it, which does not show it (reported.py ALONE):
-                # an earlier attempt's error or this run's, not decided by the output
-                severity = Severity.WARN
-                title = f"{title}? not decided: only quoted in a block of its own (line {quote.line}); the output pasted after it does not show it"
-                ev["what decides it"] = "the end of the run's own output pasted after it: this error there, or the run going past where it stopped"
         if example is not None:
             # the template's example, left in the post: no run raised it
             severity = Severity.INFO
