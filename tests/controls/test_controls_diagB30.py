@@ -43,6 +43,12 @@ class TestApiShapeWithoutTraceback:
         [f] = found(text, "library-api-mismatch")
         assert f.severity.value == "error" and "what decides it" not in f.evidence
 
+    def test_control_a_tuple_taken_for_a_graph_batch_is_not_asserted_as_versions(self):
+        # lightaime/deep_gcns_torch#9: DataParallel scattered PyG batches into tuples
+        text = thread("multi-GPU fails", "AttributeError: 'tuple' object has no attribute 'num_nodes'\n")
+        [f] = found(text, "library-api-mismatch")
+        assert f.severity.value == "warn"
+
     def test_control_a_tuple_taken_for_a_tensor_is_not_asserted_as_versions(self):
         text = thread("multi-GPU fails", "AttributeError: 'tuple' object has no attribute 'device'\n")
         [f] = found(text, "library-api-mismatch")

@@ -16,7 +16,8 @@ The words of library-api-mismatch for that case, built from the names the messag
 Two shapes of it the message alone does not decide (issue 35, diagB30: judged misreads), told as a warning that says what
 was seen and what decides it, never the versions asserted:
 - a container of Python's own (a list, a tuple, a dict) where a tensor was expected: the attribute read is a tensor's
-  (`'list' object has no attribute 'view'`, `'tuple' object has no attribute 'device'`). A builtin's attributes are the
+  (`'list' object has no attribute 'view'`, `'tuple' object has no attribute 'device'`), or a graph batch's
+  (`'tuple' object has no attribute 'num_nodes'`: DataParallel's scatter of PyG batches, lightaime/deep_gcns_torch#9). A builtin's attributes are the
   same in every version of every package, so the message says a container reached code that treats it as a tensor, not
   which code made it: the user's script given another model's output (WongKinYiu/yolov9#22: a YOLOv9 model trained with
   train.py, whose loss expects one head's tensor, where train_dual.py takes the list of its two heads), a model that
@@ -58,6 +59,9 @@ TENSOR_ATTRIBUTES = frozenset((
     "grad", "data", "transpose", "expand", "repeat", "flatten", "numel", "is_cuda", "get_device", "type_as", "new_zeros",
     "new_ones", "new_full", "new_tensor", "masked_fill", "index_select", "narrow", "argmax", "softmax", "sigmoid", "astype",
     "split", "chunk", "sum", "mean", "max", "min", "T",
+    # a graph batch's (PyTorch Geometric's Data and Batch), the tensor's kin: a container read for one is a batch that
+    # nn.DataParallel's scatter split into tuples (pyg-team/pytorch_geometric#1429, lightaime/deep_gcns_torch#9)
+    "num_nodes", "num_edges", "num_graphs", "edge_index", "edge_attr",
 ))
 
 WHY_BUILTIN = """The message says that a value of Python's own type TYPE reached code that uses it as a tensor (it reads
