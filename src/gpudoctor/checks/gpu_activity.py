@@ -24,6 +24,7 @@ from gpudoctor.catalog.findings.gpu_health import (
 )
 from gpudoctor.core.findings import Finding, Severity
 from gpudoctor.core.unavailable import Unavailable
+from gpudoctor.knowledge.gpus_unused import cannot_reach
 from gpudoctor.probe.nvml import NOT_SHOWN
 
 # NCCL's waiting kernel counts as 100 % utilisation; a GPU that computes at full
@@ -208,6 +209,10 @@ def job_idle(gpus: Sequence[GpuActivity], said: str = "") -> list[Finding]:
     if not said or not gpus or any(_util(g) is None or _mem(g) is None for g in gpus):
         return []
     if any((_util(g) or 0) > IDLE_PCT for g in gpus):
+        return []
+    if cannot_reach(said):
+        # "the container can't use the GPU" (google-deepmind/alphafold3#82: 15734 MiB on GPU 0 of two, no process list):
+        # the job never reached a GPU, so the memory shown is not shown to be its own (issue 35, diagB30)
         return []
     held = [g for g in gpus if (_mem(g) or 0) >= JOB_MIB]
     if not held:

@@ -12,6 +12,21 @@ resolved. With a traceback, the frame that raised decides instead (knowledge/sto
 your code's is the user's exception.
 
 The words of library-api-mismatch for that case, built from the names the message gives (never a guess beyond them).
+
+Two shapes of it the message alone does not decide (issue 35, diagB30: judged misreads), told as a warning that says what
+was seen and what decides it, never the versions asserted:
+- a container of Python's own (a list, a tuple, a dict) where a tensor was expected: the attribute read is a tensor's
+  (`'list' object has no attribute 'view'`, `'tuple' object has no attribute 'device'`), or a graph batch's
+  (`'tuple' object has no attribute 'num_nodes'`: DataParallel's scatter of PyG batches, lightaime/deep_gcns_torch#9). A builtin's attributes are the
+  same in every version of every package, so the message says a container reached code that treats it as a tensor, not
+  which code made it: the user's script given another model's output (WongKinYiu/yolov9#22: a YOLOv9 model trained with
+  train.py, whose loss expects one head's tensor, where train_dual.py takes the list of its two heads), a model that
+  returns several outputs, a loader's batch, or a package whose other version returns a container there. A builtin's
+  other attribute keeps the versions reading: `'dict' object has no attribute 'num_gpus_per_worker'` is a config passed as
+  a dict where an API of another version takes its own object (ray-project/ray#23302, fixed by an upgrade);
+- the message stands only in the thread's title, no line of the log shows it (facebookresearch/synsin#2: "AttributeError:
+  'VectorEnv' object has no attribute 'sample_navigable_point'" as the title, the post about the setup): the reporter's
+  words name it, and no output shows which code called what.
 """
 
 from __future__ import annotations
@@ -35,6 +50,52 @@ fixed in a later release; the traceback in the full output names the frame that 
 above) or your code's (change the call there)"""
 
 
+# Python's own containers: their attributes are no package's version
+BUILTIN_TYPES = frozenset(("list", "tuple", "dict", "set", "generator"))
+# A tensor's (torch's, and numpy's and TensorFlow's alike) attributes and methods: read of a container, it was taken for a tensor
+TENSOR_ATTRIBUTES = frozenset((
+    "view", "device", "shape", "size", "dim", "ndim", "dtype", "cuda", "cpu", "to", "float", "half", "double", "long", "int", "bool",
+    "numpy", "detach", "item", "unsqueeze", "squeeze", "permute", "reshape", "contiguous", "clone", "requires_grad", "backward",
+    "grad", "data", "transpose", "expand", "repeat", "flatten", "numel", "is_cuda", "get_device", "type_as", "new_zeros",
+    "new_ones", "new_full", "new_tensor", "masked_fill", "index_select", "narrow", "argmax", "softmax", "sigmoid", "astype",
+    "split", "chunk", "sum", "mean", "max", "min", "T",
+    # a graph batch's (PyTorch Geometric's Data and Batch), the tensor's kin: a container read for one is a batch that
+    # nn.DataParallel's scatter split into tuples (pyg-team/pytorch_geometric#1429, lightaime/deep_gcns_torch#9)
+    "num_nodes", "num_edges", "num_graphs", "edge_index", "edge_attr",
+))
+
+WHY_BUILTIN = """The message says that a value of Python's own type TYPE reached code that uses it as a tensor (it reads
+.ATTR of it): a TYPE has no ATTR in any version of any package. Which code made that value is not shown: a script or
+a model that returns a TYPE where the caller expects one object (a model with several heads, trained or run with the
+script of a model with one; a loader that yields TYPEs), or a package whose other version returns a TYPE there."""
+
+FIX_BUILTIN = """the traceback's frames decide it (the full output holds them): at the last frame, print(type(VALUE)) of the value
+whose .ATTR is read and follow it back to what made it; your own script or model (the script meant for that model or
+weights: the project's README names which) or a package's function (then the versions its caller requires: `pip show
+PACKAGE`)"""
+
+WHAT_DECIDES = {
+    "builtin": "the traceback of it: the frame that reads .ATTR of the TYPE, and the code that made that value (your script and model, or a package's function)",
+    "title": "the output that shows it (the title alone names it): the run's traceback, whose frames say which code called what",
+}
+
+
+def taken_for_tensor(fields: dict) -> bool:
+    """The message reads a tensor's attribute of one of Python's own containers."""
+    return fields.get("type") in BUILTIN_TYPES and fields.get("attribute") in TENSOR_ATTRIBUTES
+
+
+def undecided(fields: dict, title_only: bool) -> str:
+    """Which of the shapes the message alone does not decide this is ("builtin", "title"), or ''."""
+    if taken_for_tensor(fields):
+        return "builtin"
+    return "title" if title_only else ""
+
+
+def what_decides(case: str, fields: dict) -> str:
+    return WHAT_DECIDES[case].replace("ATTR", str(fields.get("attribute", ""))).replace("TYPE", str(fields.get("type", "")))
+
+
 def unshown(fields: dict) -> tuple[str, str]:
     """(why, fix) of library-api-mismatch for a message without a traceback, with the names it gives."""
     module, owner, callee = fields.get("module"), fields.get("type"), str(fields.get("callee") or "")
@@ -54,6 +115,11 @@ def unshown(fields: dict) -> tuple[str, str]:
         owner_name = callee.split(".", 1)[0]
         which = (f"the import of {owner_name} in the calling code names it; `pip show PACKAGE` its version" if not owner_name.startswith("__")
                  else "the message does not name its class: the traceback's last frame in the full output names its file; `pip show PACKAGE` its version")
+    if taken_for_tensor(fields):
+        attribute = str(fields.get("attribute"))
+        why = " ".join(WHY_BUILTIN.replace("TYPE", owner).replace("ATTR", attribute).split())
+        fix = " ".join(FIX_BUILTIN.replace("VALUE", "x").replace("ATTR", attribute).split())
+        return why, fix
     why = " ".join(WHY.replace("NAME", name).split())
     fix = " ".join(FIX.replace("WHAT", what).replace("WHICH", which).replace("PACKAGE", package).split())
     return why, fix

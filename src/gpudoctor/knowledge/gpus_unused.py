@@ -72,9 +72,10 @@ ASKED = re.compile(
     rb"|\baccelerator\s*[=:]\s*['\"]?(?:gpu|cuda|auto)\b|--accelerator[= ]+(?:gpu|cuda)\b|--num[_-]gpus[= ]+\d|--gpu[_-]ids?[= ]+\d"
     rb"|--nproc[_-]per[_-]node[= ]+\d|\bstrategy\s*[=:]\s*['\"]?ddp|\bdistributed_backend\s*[=:]\s*['\"]?ddp|\bddp_backend\b|\bspawn_ddp_children\b"
 )
-# The reporter's sentence that the job does not use the GPU (a thread's title or a post)
+# The reporter's sentence that the job does not use the GPU (a thread's title or a post); not "works on CPU but not on GPU"
+# (explosion/spaCy#3112's title: the GPU run fails, issue 35, diagB30)
 SAID = re.compile(
-    rb"(?:\bnot|n't|\bnever)\s+(?:be\s+|being\s+|been\s+|even\s+|actually\s+|really\s+)?(?:use|uses|using|used|utili[sz]\w*|run(?:s|ning)?\s+on|on)\s+"
+    rb"(?:\bnot|n't|\bnever)\s+(?:be\s+|being\s+|been\s+|even\s+|actually\s+|really\s+)?(?:use|uses|using|used|utili[sz]\w*|run(?:s|ning)?\s+on|(?<!cpu but not )(?<!cpu, but not )on)\s+"
     rb"(?:the\s+|my\s+|any\s+|a\s+)?(?:[\w-]+\s+)?GPUs?\b"
     rb"|\bGPUs?\s+(?:is\s+|are\s+|was\s+|were\s+)?(?:not|never)\s+(?:being\s+)?(?:used|utili[sz]ed)\b"
     rb"|\bGPU[- ](?:usage|util\w*)(?:\s*:\s*|\s+(?:is\s+|was\s+|stays\s+|at\s+)?(?:always\s+|still\s+)?)0\b"  # "the Volatile GPU-Util is always 0"
@@ -84,6 +85,21 @@ SAID = re.compile(
     rb"|\bCPU\b[^.\n]{0,20}?\binstead of\s+(?:the\s+|my\s+|a\s+)?GPUs?\b",  # "# Training uses CPU instead of GPU"
     re.IGNORECASE,
 )
+# Of those sentences, the ones that say the job cannot reach the GPU, not that it leaves it idle: "Alphafold3 docker
+# container can't use GPU A100" (google-deepmind/alphafold3#82: the container saw no GPU), "unable to use the GPU",
+# "cannot access the GPU". Memory a pasted table shows held on a GPU is then not shown to be the job's (issue 35, diagB30).
+CANNOT_REACH = re.compile(
+    r"\b(?:unable to|can ?not|can't|cannot|couldn't|could not|fails? to|failed to)\s+(?:use|access|see|find|detect|reach)\s+"
+    r"(?:the\s+|my\s+|any\s+|a\s+)?(?:[\w-]+\s+)?GPUs?\b",
+    re.IGNORECASE,
+)
+
+
+def cannot_reach(said: str) -> bool:
+    """The reporter's sentence says the job cannot reach the GPU (CANNOT_REACH), rather than that it leaves it idle."""
+    return CANNOT_REACH.search(said) is not None
+
+
 # The job chose the CPU
 CPU = re.compile(
     rb"\baccelerator\s*[=:]\s*['\"]?cpu\b|--accelerator[= ]+['\"]?cpu\b|--cpu(?![\w-])|--device[= ]+['\"]?cpu\b|--no[_-]cuda\b",

@@ -238,9 +238,24 @@ def introduces(line: str, framed: bool = True) -> bool:
     return len(WORD.findall(text)) >= 2 or bool(CJK_SENTENCE.search(text))
 
 
+# Before a command typed: a Markdown quote's marks, a notebook's shell escape, an environment's name, a shell's prompt
+# ("> python3 -m paddle.distributed.launch ...", "!python train.py", "(py310) user@host:~/x$ torchrun ...", "C:\\x> python ...")
+PROMPT = re.compile(r"^(?:>\s?)*\s*(?:!|%run\s+|\(\S+\)\s*)?(?:[\w.-]+@[\w.-]+:\S*\s*[$#]\s*|[A-Za-z]:\\[^>\n]*>\s*)?")
+
+
+def typed(text: str) -> bool:
+    """The line is a command the person typed (a launch), whatever quote or prompt stands before it: what they ran, never
+    the message the run printed (issue 35, diagB30: PaddlePaddle/PaddleOCR#14195's "具体报错命令：" (the command that errs)
+    above a quoted "> python3 -m paddle.distributed.launch ...")."""
+    rest = text[PROMPT.match(text).end():]  # type: ignore[union-attr]  # (PROMPT matches the empty string)
+    return COMMAND.match(rest.strip("`\"\u201c\u201d ")) is not None
+
+
 def message_alone(line: str) -> str:
     """The message a line holds when it can be one standing alone under a sentence (its backticks and quotes peeled), else ''."""
     text = line.strip()
+    if typed(text):
+        return ""
     if not text or FENCE.match(text) or NOT_A_MESSAGE.search(text) or POST.match(text) or HEADER.match(text) or COMMAND.match(text):
         return ""
     if STATUS.match(text) and not FAILS.search(text):

@@ -100,6 +100,13 @@ PROGRAM_LINE = re.compile(
     r"^\s*(?:\[|\d|[A-Z_]{3,}\b|[\w.]+:\s|\w+ \w+:|[\w.]+\(|Using |Loading |Creating |Initiali[sz]|Start|Done|index|creating|loading)"
     r"|\b(?:INFO|DEBUG|WARNING|rank|Rank|GLOBAL_RANK|epoch|Epoch|iter|step|Step)\b|=|\|",
 )
+# A sentence that ends on "stuck on" (or at, in, with) and leaves what to the lines after it: "Right now I'm stuck on" above
+# a quoted "nvcc fatal : A single input file is required ..." (NickDarvey/whisper#19, a build error: issue 35, diagB30) is a
+# person blocked by the error that follows, not a run that hangs; above a run's line ("stuck on:" then "initializing ddp:
+# GLOBAL_RANK: 0"), the run hangs there. The next line of text decides.
+DANGLING = re.compile(r"\bstuck\s+(?:on|at|in|with)\s*(?:the following|this|these)?\s*[:.…]*\s*$", re.IGNORECASE)
+# The line that follows it is an error's (the words of a compiler's, a tool's or Python's failure)
+ERROR_NEXT = re.compile(r"\b(?:error|fatal|exception|traceback|failed|failure|cannot|can't|could not|unable to)\b|Error\b", re.IGNORECASE)
 LINES = 2000  # lines of the input searched (a thread's paste is short)
 AROUND = 40  # the program's last lines kept after the sentence, to its paste's end (or before it, when none follows)
 PERSON_LINE = 600  # characters: a longer line is a program's
@@ -138,6 +145,7 @@ class SaidHang(WholeLines):
     def __init__(self) -> None:
         super().__init__()
         self.said: Optional[tuple[int, str]] = None  # (line, the sentence)
+        self.dangling: Optional[tuple[int, str, int]] = None  # a sentence that ends "stuck on", until the next line of text decides
         self.before: deque[tuple[int, str]] = deque(maxlen=AROUND)  # the program's lines before the sentence
         # the program's last lines after it, in the same post, to the paste's end (its last line is where the run stopped)
         self.after: deque[tuple[int, str]] = deque(maxlen=AROUND)
@@ -163,11 +171,23 @@ class SaidHang(WholeLines):
             at = nl + 1
 
     def line(self, number: int, text: str) -> None:
+        if self.dangling is not None:
+            shown = text.strip().lstrip(">").strip().strip("`").strip()
+            if not shown:
+                return  # (blank lines, a fence, an empty quote line between the sentence and what it is stuck on)
+            line, sentence, post = self.dangling
+            self.dangling = None
+            if ERROR_NEXT.search(shown) is None:
+                self.said, self.said_post = (line, sentence), post  # stuck on a run's line: the run hangs there
         if self.said is None:
             said = says_it_hangs(text) if HANG_WORDS.search(text.encode("utf-8", "replace")) else None
             if said is not None:
                 # (a thread's title stands before its first post's byline: the description is the title's post)
-                self.said, self.said_post = (number, said), self.posts + (1 if TITLE.match(text) and self.posts == 0 else 0)
+                post = self.posts + (1 if TITLE.match(text) and self.posts == 0 else 0)
+                if DANGLING.search(said):
+                    self.dangling = (number, said, post)  # the next line of text decides what it is stuck on
+                else:
+                    self.said, self.said_post = (number, said), post
                 return
         if POST.search(text):
             self.posts += 1  # a thread's next post: its lines are another paste, not where this run stopped
@@ -185,6 +205,14 @@ class SaidHang(WholeLines):
         if self.server is None and SERVER.search(text):
             self.server = (number, text.strip()[:300])
         (self.after if self.said is not None else self.before).append((number, text.strip()))
+
+    def end(self) -> None:
+        """The input ended: a sentence that ends "stuck on" with nothing after it is said of the run (nothing shows an error)."""
+        super().end()
+        if self.dangling is not None and self.said is None:
+            line, sentence, post = self.dangling
+            self.said, self.said_post = (line, sentence), post
+        self.dangling = None
 
     def shown(self) -> list[tuple[int, str]]:
         """The program's lines that show where the run stopped: those after the sentence, else those before it; none when

@@ -48,6 +48,7 @@ from gpudoctor.knowledge.patterns.classes20b import environment_report, reportin
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
 from gpudoctor.knowledge.setting import Setting
+from gpudoctor.knowledge.patterns.network import CLIENT_RETRY
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.progress import PROGRESS_AFTER, SCRIPT_STEP, WENT_ON_SHOWN, Progress, noted, own_end, set_up_step, warned
 from gpudoctor.knowledge.ranks_heard import RanksHeard
@@ -64,6 +65,7 @@ from gpudoctor.knowledge.no_work import NoWork
 from gpudoctor.knowledge.cuda_errors import BY_NAME as CUDA_FAULTS
 from gpudoctor.knowledge.said_hang import SaidHang
 from gpudoctor.knowledge.said_oom import SaidOom
+from gpudoctor.knowledge.template_example import template_of
 from gpudoctor.knowledge.reported import INTRODUCED, REPORTED_PLACE, ReportedError
 from gpudoctor.knowledge.signs import KIND, STRONG, TOLD, Frame, Sign, Signs, time_of
 from gpudoctor.knowledge.title_said import names_change, title_label
@@ -1460,10 +1462,12 @@ class Diagnosis:
         title = p.title
         ev: dict = {"role": role, "family": p.family}
         why, fix = p.why, p.fix
+        example = None  # an issue template's own example traceback (knowledge/template_example.py)
         if p.id == "python-exception" and seen.first.fields.get("exception"):
             title = f"{title}: {seen.first.fields['exception']}"
             sign = self.signs.exception(seen.first.fields["exception"], seen.first.where.rank)
             frame = sign.raised_in() if sign is not None else None
+            example = template_of(sign.frames, sign.message) if sign is not None else None
             if frame is not None:
                 title += f" in your code at {frame.short()}"
                 fix = f"read the traceback: the line that raised is {frame.path}:{frame.line}" + (f" (in {frame.func})" if frame.func else "") + "; fix it there"
@@ -1481,11 +1485,31 @@ class Diagnosis:
                 why += class_why(known)
                 fix = f"{class_step(known, seen.first.fields['exception'], seen.first.fields.get('message', ''))}; {fix}"
                 ev["class"] = known.id
+        if p.id == "windows-port-forbidden" and all(CLIENT_RETRY.search(h.where.text) for h in (seen.first, *seen.samples)):
+            # torch's warning as its client tries the next address, not the error it raises when none connects (network.py)
+            severity = Severity.WARN if severity is Severity.ERROR else severity
+            title = (f"Windows refused one connection attempt (system error 10013) in torch's warning as its client retries (line "
+                     f"{seen.first.line}): not decided whether it stopped the run")
+            why = ("Torch prints this [W] line while its c10d client tries the addresses of the host one by one, and goes on; it raises "
+                   "(DistNetworkError, 'failed to connect to any network address', an [E] line) only when none connects. Error 10013 "
+                   "(WSAEACCES) says Windows refused that one attempt (a firewall, or a port in a range Hyper-V/WinNAT reserved); "
+                   "whether it stopped the run is decided by what the log shows after it.")
+            fix = ("read the lines after it: an [E] line or a DistNetworkError is the failure (then: " + fix + "); progress or the "
+                   "run's own output after it means the connection went through on another address")
+            ev["what decides it"] = "torch's error after the warning (an [E] line, DistNetworkError), or the run's output going on"
         fields = seen.first.fields
         told_later = self.signs.same_exception(str(fields["exception"]), str(fields.get("message", ""))) if fields.get("exception") else None
         if p.id == "library-api-mismatch" and fields.get("raised_by") == api_shape.NOT_SHOWN and not (told_later and told_later.frames):
             why, fix = api_shape.unshown(fields)
             ev["raised_by"] = api_shape.NOT_SHOWN
+            title_line = self.paste.title[0] if self.paste.title is not None else None
+            open_case = api_shape.undecided(fields, title_only=seen.first.line == title_line and seen.last <= (title_line or 0))
+            if open_case:
+                # the message alone does not decide a version (knowledge/api_shape.py): said, with what decides it
+                severity = Severity.WARN if severity is Severity.ERROR else severity
+                title = (f"{title}? not decided: a {fields.get('type')} reached code that takes it for a tensor"
+                         if open_case == "builtin" else f"{title}? not decided: only the thread's title names the error")
+                ev["what decides it"] = api_shape.what_decides(open_case, fields)
         elif p.role == CAUSE and p is not UNRECOGNISED and p.id != "python-exception" and fields.get("exception"):
             # whose frame raised the exception the class reads: a package's (upgrade or pin it) or your code's (change it);
             # a traceback told after the line the class read (pytest's "path:line: AttributeError") too
@@ -1539,6 +1563,10 @@ class Diagnosis:
             title = f"{title}: {seen.first.fields['status']}" + (f" ({seen.first.fields['code']})" if seen.first.fields.get("code") else "")
         elif seen.first.fields.get("read_as") == p.id and seen.first.fields.get("step"):
             fix = f"{seen.first.fields['step']}; {fix}"  # a fault read by its code: its row's own step first (a native program's)
+            if p.id == REFUSED_VALUE and seen.first.fields.get("passed_through"):
+                # another package between the user's call and the raiser: whose value it refused is not decided (classes23c.py)
+                fix = seen.first.fields["step"]
+                severity = Severity.WARN if severity is Severity.ERROR else severity
         if (fit := setting_fix.fitted(p.id, why, self.setting, seen.first.line)) is not None:
             # the fix of the setting the log shows (knowledge/setting_fix.py): the Windows driver under WSL, a pod's GPU request,
             # a Ray trial's, an engine's memory flags, a rebuild of the program whose kernel raised
@@ -1731,6 +1759,12 @@ class Diagnosis:
             shown = (f"line {quote.shown} holds the same words" if quote.shown and quote.shown != quote.line
                      else "it stands alone under that sentence" if quote.place == INTRODUCED else "no line of the log shows it")
             ev["reported"] = f"line {quote.line}, {REPORTED_PLACE[quote.place]}: {shown}"
+        if example is not None:
+            # the template's example, left in the post: no run raised it
+            severity = Severity.INFO
+            title = f"{title} (the example traceback of {example.template}, left in the post: no run's failure)"
+            ev["template_example"] = example.template
+            fix = "nothing to fix here: the traceback is the template's own example; the run's own output decides what failed (paste it)"
         # grouped by role, so the report reads as a story: causes, then consequences, then noise
         if p is UNRECOGNISED:  # not a pattern: its catalog entry is in catalog/findings/diagnose.py
             return Finding(id="unrecognised-failure", severity=severity, title=title, evidence=ev, why=why, fix=fix, area=AREAS[ev["role"]])

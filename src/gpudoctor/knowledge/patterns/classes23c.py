@@ -36,11 +36,12 @@ from gpudoctor.knowledge.libraries import package_of, project_of
 from gpudoctor.knowledge.operand_types import without_operand_message
 from gpudoctor.knowledge.pattern import CAUSE, NOT_HEADING, groups, pattern
 from gpudoctor.knowledge.signature import search_url
-from gpudoctor.knowledge.signs import ENVIRONMENT_WORDS, Sign
+from gpudoctor.knowledge.signs import ENVIRONMENT_WORDS, Frame, Sign
 
 E = Severity.ERROR
 
 REFUSED_VALUE = "library-refused-value"
+COMPILED = "a compiled extension"  # (knowledge/libraries.py package_of: a Cython frame its path does not name)
 FRAMEWORK_OOM = "framework-oom"
 # the findings whose title carries what the evidence names (knowledge/story.py)
 DETAIL_SAID = (REFUSED_VALUE, FRAMEWORK_OOM)
@@ -78,6 +79,26 @@ def entry_of(sign: Sign, package: str) -> str:
     return package
 
 
+def passed_through(sign: Sign, caller: Frame, package: str) -> str:
+    """The package whose frames stand between the user's call and the raising package (the one the user called, which
+    called the raiser), or '' when the user's call went straight into the raiser (or Python's own frames only). A
+    compiled frame is named by its function's module ("spacy.syntax.nn_parser.Parser.add_label": spacy)."""
+    frames = sign.frames
+    at = next((i for i in range(len(frames) - 1, -1, -1) if frames[i] is caller), None)
+    if at is None:
+        return ""
+    for f in frames[at + 1:]:
+        if f.cut:
+            return ""
+        owner = package_of(f.path)
+        if owner == COMPILED and "." in f.func:
+            owner = f.func.split(".", 1)[0]
+        if owner is None or owner == "python" or owner == COMPILED:
+            continue
+        return owner if owner != package else ""
+    return ""
+
+
 def refused_value(sign: Optional[Sign], exception: str = "", message: str = "") -> dict:
     """The evidence of a library's own check refusing what it was given ({} for any other exception or frame): the class,
     the message, the library and its frame, the call that gave it the value, the message's own remedy."""
@@ -95,17 +116,31 @@ def refused_value(sign: Optional[Sign], exception: str = "", message: str = "") 
         return {}
     caller = sign.user_frame()
     where = f"{m['cls']} in {package} ({last.short()})"
-    if caller is not None:
+    between = passed_through(sign, caller, package) if caller is not None else ""
+    if caller is not None and between:
+        # the user's call went into another package, which called the raiser: the refused value may be the user's, passed
+        # on, or one that package made (spaCy's Parser.add_label filling a cupy array on the GPU, explosion/spaCy#3112: a
+        # bug of spaCy's with cupy, the user's label a plain string): not decided by the frames (issue 35, diagB30)
+        where += f", called by {between} from your code at {caller.short()}"
+        call = f"the call at {caller.path}:{caller.line}" + (f" (`{caller.code}`)" if caller.code else "")
+        step = (f"{call} goes into {between}, and {between} gave {package} what its check refused: compare the value the message "
+                f"names with what you passed at that call; if it is yours, change it there; if {between} made it (a type or a "
+                f"shape you never passed), it is {between}'s with this {package}: the versions of the two that go together "
+                f"(`pip show {between} {package}`), or a bug of {between}'s that its issues name (search them for the message)")
+        undecided = f"whether the value {package} refused is the one your call passed to {between}, or one {between} made"
+    elif caller is not None:
         where += f", called from your code at {caller.short()}"
         step = f"the call at {caller.path}:{caller.line}" + (f" (`{caller.code}`)" if caller.code else "") + f" gives {package} what its check refused"
     else:
         entry = entry_of(sign, package)
         where += f", run as {entry}" if entry != package else ""
         step = f"no frame of your code is in the traceback: the value came from what you gave {entry} (its command line, its config, your data)"
+        between = ""
     if sign.remedy is not None:
         step += f'; the message itself says: "{sign.remedy.text}" (line {sign.remedy.line})'
     project = project_of(last.path) or ""
-    return {"exception": sign.what, "message": said[:300], "package": package, "raised_in": f"{last.path}:{last.line}" + (f" in {last.func}" if last.func else ""),
+    more = {"passed_through": between, "what decides it": undecided} if between else {}
+    return more | {"exception": sign.what, "message": said[:300], "package": package, "raised_in": f"{last.path}:{last.line}" + (f" in {last.func}" if last.func else ""),
             "caller": f"{caller.path}:{caller.line}" if caller is not None else "", "detail": f"{where}: {said[:160]}",
             "project": project or "GitHub", "search": search_url(project, sign.what, said), "read_as": REFUSED_VALUE, "step": step}
 

@@ -2,11 +2,23 @@
 process may not bind, a rendezvous that was closed or never completed, a scheduler that
 took the job back. Each names what is wrong with the network or the launch, not the code."""
 
+import re
+
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, HARMLESS, groups, pattern
 
 E = Severity.ERROR
 BARRIER = r"Waiting in store based barrier to initialize process group for rank: (?P<rank>\d+), key: \S+ \(world_size=(?P<world_size>\d+), (?:worker_count|num_workers_joined)=(?P<joined>\d+)"
+
+
+# torch's own warning as its c10d client retries an address ("[W socket.cpp:663] [c10d] The client socket has failed to
+# connect to [DESKTOP-L2OV9PU]:52550 (system error: 10013 - ...)", RVC-Project/Retrieval-based-Voice-Conversion-WebUI#2532,
+# the run's config printed after it): torch's socket.cpp logs each refused address at warning level ("failed to connect to
+# [host]:port", the address in brackets) and tries the next; it raises only when none connects, in other words
+# ("DistNetworkError: The client socket has failed to connect to any network address of (host, port)", "... has timed
+# out after 900000ms while trying to connect to (host, port)"). Error 10013 on that line does not decide the failure (issue
+# 35, diagB30): the windows-port-forbidden finding is a warning that says so, what follows decides.
+CLIENT_RETRY = re.compile(r"\bThe client socket has failed to connect to \[")
 
 PATTERNS = [
     pattern(
