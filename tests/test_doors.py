@@ -87,6 +87,7 @@ def test_the_cli_and_the_api_say_the_same_line(here, args, call, words, missing)
     proc = cli(args, here)
     assert proc.returncode == 2, (proc.returncode, proc.stdout, proc.stderr)
     assert proc.stderr.startswith("gpudoctor: error: ") and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stdout == ""
     said = proc.stderr[len("gpudoctor: error: ") :].rstrip("\n")
     assert words in said
     with pytest.raises(ValueError) as info:

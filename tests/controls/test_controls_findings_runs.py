@@ -288,16 +288,20 @@ for epoch in range(2):
 
 @pytest.fixture(scope="module")
 def findings(tmp_path_factory):
-    """`gpudoctor run` on SAMPLERS, once: its findings."""
+    """`gpudoctor run` on SAMPLERS, once per session (the class's tests are often given to
+    several xdist workers: tests/session_jobs.py): its findings."""
     import subprocess
     import sys
 
-    folder = tmp_path_factory.mktemp("samplers")
-    (folder / "job.py").write_text(SAMPLERS)
-    out = folder / "report.json"
-    cmd = [sys.executable, "-m", "gpudoctor", "run", "--json", str(out), str(folder / "job.py")]
-    subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, **rank_env()})
-    return json.loads(out.read_text())["findings"]
+    from session_jobs import run_once
+
+    def start(folder):
+        (folder / "job.py").write_text(SAMPLERS)
+        cmd = [sys.executable, "-m", "gpudoctor", "run", "--json", str(folder / "report.json"), str(folder / "job.py")]
+        return subprocess.run(cmd, capture_output=True, text=True, timeout=120, env={**os.environ, **rank_env()})
+
+    _, folder = run_once(tmp_path_factory, "samplers", start)
+    return json.loads((folder / "report.json").read_text())["findings"]
 
 
 @pytest.mark.slow

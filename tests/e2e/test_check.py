@@ -13,6 +13,9 @@ import pytest
 from gpudoctor.probe.facts import Facts
 from gpudoctor.probe.nvml import NvmlSession
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from session_jobs import run_once  # noqa: E402
+
 pytestmark = pytest.mark.slow  # each run starts a torch child: about a second
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
@@ -42,12 +45,14 @@ cpu_only = pytest.mark.skipif(_has_driver(), reason="describes a machine without
 
 
 @pytest.fixture(scope="module")
-def piped_json_run() -> subprocess.CompletedProcess:
+def piped_json_run(tmp_path_factory) -> subprocess.CompletedProcess:
     """`gpudoctor check --json | python -m json.tool`: the pipe test_json_pipes_through_json_tool
-    is about, and the document the other tests read (json.tool prints what it parsed), one run."""
+    is about, and the document the other tests read (json.tool prints what it parsed), one run
+    per session (the module's tests are often given to several xdist workers: tests/session_jobs.py)."""
     env = {k: v for k, v in os.environ.items() if k != "CUDA_VISIBLE_DEVICES"}
     pipeline = f'set -o pipefail; "{sys.executable}" -m gpudoctor check --json | "{sys.executable}" -m json.tool'
-    return subprocess.run(["bash", "-c", pipeline], capture_output=True, text=True, timeout=180, env=env)
+    start = lambda _: subprocess.run(["bash", "-c", pipeline], capture_output=True, text=True, timeout=180, env=env)  # noqa: E731
+    return run_once(tmp_path_factory, "check-json-piped", start)[0]
 
 
 @pytest.fixture(scope="module")

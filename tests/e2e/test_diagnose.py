@@ -73,8 +73,8 @@ def test_healthy_log_exits_0():
 def test_odd_but_valid_inputs(tmp_path):
     empty = tmp_path / "empty.log"
     empty.write_bytes(b"")
-    # an empty log is said to be empty, not healthy (issue 24)
-    assert_usage_error(gpudoctor("--json", str(empty)), "is empty")
+    # an empty log is said to be empty, not healthy (issue 24): a file, tests/test_doors.py's
+    # "diagnose empty.log" (the CLI's one line, no output, the API's same words); a paste here
     assert_usage_error(gpudoctor("-", stdin=b""), "standard input is empty")
     # a one-line paste, no newline at the end
     proc = gpudoctor("--json", "-", stdin=b"[rank6]: RuntimeError: CUDA error: invalid device ordinal")
@@ -94,14 +94,14 @@ def test_explain_prints_one_pattern_and_rejects_unknown_ids():
 
 
 def test_bad_inputs_are_one_line_usage_errors(tmp_path):
-    assert_usage_error(gpudoctor(str(tmp_path / "missing.log")), "no such file")
+    # A missing file and no file at all: tests/test_doors.py's "diagnose no/such.log" and "diagnose"
+    # (the same one line from the CLI, nothing on stdout, and the API's same words).
     binary = tmp_path / "core.bin"
     binary.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 8)
     assert_usage_error(gpudoctor(str(binary)), "binary")
     fifo = tmp_path / "pipe"
     os.mkfifo(fifo)
     assert_usage_error(gpudoctor(str(fifo)), "not a regular file")
-    assert_usage_error(gpudoctor(), "give a log FILE")
     assert_usage_error(gpudoctor("--json", "--markdown", str(LOGS / "cuda_fork.log")), "choose one of")
 
 

@@ -14,6 +14,7 @@ ROOT = os.path.dirname(TESTS)
 SCRIPTS = os.path.join(TESTS, "scripts")
 sys.path.insert(0, TESTS)
 from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
+from session_jobs import run_once  # noqa: E402
 
 DOCTOR = [sys.executable, "-m", "gpudoctor", "run"]
 
@@ -251,11 +252,14 @@ def save_every_rank_job(tmp_path_factory):
     one of them the same script under mp.spawn): every rank saves the DDP state_dict to
     checkpoint.pt, then rank 0 the module's to fixed.pt. Findings for the first, none for the
     second. A spawned rank's findings merged into the one report, once, with their ranks:
-    test_sampler_without_set_epoch_in_ranks_started_by_mp_spawn."""
-    folder = tmp_path_factory.mktemp("save-every-rank")
-    out = folder / "report.json"
-    d = doctor("--nproc", "2", "--json", str(out), script("save_every_rank.py"), str(folder), "--then-fixed")
-    return d, out, folder
+    test_sampler_without_set_epoch_in_ranks_started_by_mp_spawn. Once per session: the two tests
+    are often given to two xdist workers (tests/session_jobs.py)."""
+
+    def start(folder):
+        return doctor("--nproc", "2", "--json", str(folder / "report.json"), script("save_every_rank.py"), str(folder), "--then-fixed")
+
+    d, folder = run_once(tmp_path_factory, "save-every-rank", start)
+    return d, folder / "report.json", folder
 
 
 @pytest.mark.slow

@@ -15,6 +15,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from orphans import TAG_ENV, kill_all, leftovers, new_tag  # noqa: E402
 from rank_imports import recorded, recording_env, supervisor_side  # noqa: E402
+from session_jobs import run_once  # noqa: E402
 from terminal import on_a_terminal  # noqa: E402
 from waiting import wait_until  # noqa: E402
 
@@ -208,16 +209,17 @@ WORKERS_TIMEOUT = 900  # the watchdog of the one-rank job below, far off: it is 
 
 
 @pytest.fixture(scope="module")
-def one_rank_job():
+def one_rank_job(tmp_path_factory):
     """One job read by two tests (they were two jobs of one rank each): --compare-dp, which on
     CPU is a warning and starts nothing, and one DataLoader worker, measured. Each rank and
     each spawned worker imports torch (seconds of CPU apiece): a second one-rank job measured
     nothing the first did not. Returns the process; each test parses its JSON itself (the
-    schema check, tests/e2e/conftest.py, is a test's fixture)."""
+    schema check, tests/e2e/conftest.py, is a test's fixture). Once per session: the two tests
+    are often given to two xdist workers (tests/session_jobs.py)."""
     from gpudoctor.commands.train_smoke.config import MIN_STEPS
 
     args = ["--nproc", "1", "--compare-dp", "--num-workers", "1", "--steps", str(MIN_STEPS), "--timeout", str(WORKERS_TIMEOUT)]
-    return run("--json", *args, timeout=WORKERS_TIMEOUT + 60)
+    return run_once(tmp_path_factory, "one-rank-workers", lambda _: run("--json", *args, timeout=WORKERS_TIMEOUT + 60))[0]
 
 
 def test_one_rank_passes_and_compare_dp_on_cpu_says_it_needs_gpus(one_rank_job):
