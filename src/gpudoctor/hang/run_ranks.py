@@ -84,12 +84,14 @@ def run_local(
 
 def machine_gpus(result: LaunchResult) -> int | None:
     """CUDA devices this machine's torch sees, asked only when a rank segfaulted
-    (the one failure whose likely cause depends on it); None otherwise."""
+    (the one failure whose likely cause depends on it); None otherwise. A CPU-only
+    torch's answer (none) is read from its version file: importing it here would cost
+    the user ~2 s of the report, after the ranks already paid for theirs."""
     if not segfaulted(result):
         return None
     from gpudoctor.probe.cuda import probe_cuda
 
-    return probe_cuda().device_count
+    return probe_cuda(quick=True).device_count
 
 
 @dataclass(frozen=True)
