@@ -74,14 +74,18 @@ ASKED = re.compile(
 )
 # The reporter's sentence that the job does not use the GPU (a thread's title or a post)
 SAID = re.compile(
-    rb"(?:\bnot|n't|\bnever)\s+(?:be\s+|being\s+|been\s+|even\s+|actually\s+|really\s+)?(?:use|uses|using|used|utili[sz]\w*|run(?:s|ning)?\s+on|on)\s+"
+    rb"(?:\bnot|n't|\bnever)\s+(?:be\s+|being\s+|been\s+|even\s+|actually\s+|really\s+)?(?:use|uses|using|used|utili[sz]\w*|run(?:s|ning)?\s+on"
+    rb"|offload(?:s|ing|ed)?(?:\s+(?:on|to|onto))?|on)\s+"  # "# Llamacpp not offloading on GPU" (maozdemir/privateGPT-colab#3)
     rb"(?:the\s+|my\s+|any\s+|a\s+)?(?:[\w-]+\s+)?GPUs?\b"
     rb"|\bGPUs?\s+(?:is\s+|are\s+|was\s+|were\s+)?(?:not|never)\s+(?:being\s+)?(?:used|utili[sz]ed)\b"
     rb"|\bGPU[- ](?:usage|util\w*)(?:\s*:\s*|\s+(?:is\s+|was\s+|stays\s+|at\s+)?(?:always\s+|still\s+)?)0\b"  # "the Volatile GPU-Util is always 0"
     rb"|\b0\s?%\s+GPU[- ]?(?:usage|util\w*)\b"  # "# 0% GPU utilization"
     rb"|\bonly\s+(?:uses?|using|used|utili[sz]\w*)\s+(?:a\s+|one\s+|1\s+|the\s+first\s+)?(?:single\s+)?GPU\b"
     rb"|\b(?:unable to|can ?not|can't|cannot) use (?:the |my )?GPU"
-    rb"|\bCPU\b[^.\n]{0,20}?\binstead of\s+(?:the\s+|my\s+|a\s+)?GPUs?\b",  # "# Training uses CPU instead of GPU"
+    rb"|\bCPU\b[^.\n]{0,20}?\binstead of\s+(?:the\s+|my\s+|a\s+)?GPUs?\b"  # "# Training uses CPU instead of GPU"
+    # "# roop use CPU, not GPU render???", "how can I change to GPU mode instead of CPU" (s0md3v/roop#128)
+    rb"|\b(?:use|uses|using|runs?\s+on|running\s+on)\s+(?:the\s+)?CPU\s*,?\s+(?:and\s+)?not\s+(?:the\s+|my\s+)?GPUs?\b"
+    rb"|\bGPU(?:\s+mode)?\s+instead\s+of\s+(?:the\s+)?CPU\b",
     re.IGNORECASE,
 )
 # The job chose the CPU
@@ -316,6 +320,23 @@ class GpusUnused(HeadLines):
             stop = cut
         text = " ".join(block[start:stop].decode("utf-8", "replace").split())
         return number, text
+
+    def wanted(self) -> Optional[tuple[str, int, str]]:
+        """What shows the job meant the GPU (knowledge/runs_on_cpu.py): ("said", line, text), the reporter's sentence that
+        the GPU is not used or that the job still uses the CPU; ("asked", line, text), a GPU option or device the job asked
+        for; None where neither shows."""
+        said = self.said or self.said_cpu
+        if said is not None:
+            return ("said", *said)
+        asked = self.asked or self.cuda_asked
+        return ("asked", *asked) if asked is not None else None
+
+    def program_said(self) -> bool:
+        """The run's own line puts it on the CPU or on fewer GPUs (a banner, a device line, a process count, a CPU build of
+        torch, torch's answer False), not the reporter's sentence alone."""
+        # (Horovod's hvd.size() is never printed by Horovod: its count is the reporter's sentence, horovod/horovod#1378)
+        return (self.banner is not None or self.fewer() or self.world is not None and "hvd.size()" not in self.world[1]
+                or self.device is not None or self.build is not None or self.answer is not None and not self.answer[2])
 
     def said_line(self) -> str:
         """The reporter's sentence that the job does not use the GPU, with its line ('' when none)."""

@@ -701,6 +701,37 @@ the answer.""",
 )
 
 
+
+# The program's own line that it runs without the GPU, where the thread's failure is that (knowledge/runs_on_cpu.py).
+PROGRAM_RUNS_ON_CPU = FindingKind(
+    id="program-runs-on-cpu",
+    severity=Severity.WARN,
+    when="exit 1: the program's own line says it runs on the CPU (or on fewer GPUs than asked), the thread's failure is the GPU left unused, and the log shows no failure and no end",
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste",
+    summary="""The answer where the program's own line says the work runs without the GPU and nothing else in the log decides
+the run: onnxruntime's providers that hold the CPU alone, sherpa-onnx's "Please compile with -DSHERPA_ONNX_ENABLE_GPU=ON ...
+Fallback to cpu!", Ollama's `runners=[cpu]` ([gpu-backend-not-built](../patterns/gpu-backend-not-built.md)); onnxruntime's CUDA
+provider that did not load; TensorFlow's GPU it skipped; a program's probe that found no GPU; the run's device line (`Using
+cpu device`, `Using device_type CPU`, `use_CUDA: False`), llama.cpp's `offloaded 0/35 layers to GPU`, a banner of fewer GPUs
+used than found, a world size of 1 under a launch of several ([gpus-left-unused](gpus-left-unused.md)). It is the answer
+only where the thread's failure is a GPU left unused: the reporter's words say so, the job asked for the GPU, or the line
+itself says the GPU was asked for and refused; and where the log shows no failure and no end (lines that only mention an
+error are kept beside it). A warning, never an error: a run meant for the CPU prints the same line, so the job that chose
+the CPU (`--cpu`, `--device cpu`), a log that ends, and a log whose failure is another (an error line, the reporter's hang or
+out of memory) do not get it. The finding that read the line follows it, with its own words.""",
+    evidence="""`the program says`: the program's line, with its line number; `finding`: the id of the finding that read it;
+`the reporter says` or `the job asked for the GPU`: what shows the GPU was meant (none where the line itself says it);
+`lines that speak of an error`: lines that mention an error no rule reads, where the log has them.""",
+    title={
+        "cpu": "the program says it runs on the CPU, not the GPU{detail} (line {line}: {said}); {meant}",
+        "fewer": "the program says it uses fewer GPUs than the job asked for (line {line}: {said}); {meant}",
+    },
+    why=("The program's own line says where the work runs, and it is not the GPU: the build has no GPU backend (a CPU package, a library built without its GPU option), the GPU backend did not load (a CUDA or cuDNN library missing or of another version), the process sees no GPU (the driver, a container "
+         "without the GPU), or the option that asks for the GPU (or for one process per GPU) did not reach the program. Nothing fails for it: the run is slow and the GPU idle, so no error line exists, and this line is the answer. The finding that read it ({finding}, after this one) says which of these its words name."),
+    fix="{fix}",
+)
+
 # A loss that grows by orders of magnitude in a run's progress lines (knowledge/progress.py `Progress.diverging`).
 LOSS_DIVERGING = FindingKind(
     id="loss-diverging",
