@@ -20,6 +20,8 @@ sherpa-onnx-1534 and -440's "Please compile with -DSHERPA_ONNX_ENABLE_GPU=ON ...
   "Please compile with -DSHERPA_ONNX_ENABLE_GPU=ON", onnxruntime's "Specified provider 'CUDAExecutionProvider' is not in
   available provider names", llama.cpp's "--n-gpu-layers option will be ignored", onnxruntime's CUDA provider that it
   tried to create, TensorFlow's GPU it skipped, autocast's "device_type of 'cuda', but CUDA is not available");
+  (the job's ask and the statement's own words count in a thread alone, an input with a thread's frame and title: in a log
+  of the user's own a library's default asks for the GPU too, and a config's `device: cpu` reads as a device line);
 - the log shows no failure (no error finding) and no end, and nothing else the undecided answer would lead with than
   lines that only mention an error (its cases `log` and `mentions`; those lines are kept in the evidence).
 
@@ -51,7 +53,7 @@ ASKED_ALWAYS = ("onnxruntime-cuda-provider-failed", "tensorflow-gpu-libraries-no
 # for the GPU ("GPU not detected, reverting to CPU")
 ASKED_IN_LINE = re.compile(
     r"ENABLE_GPU=ON|Specified provider '\w+ExecutionProvider'|--n-gpu-layers option will be ignored|device_type of '?cuda"
-    r"|\bcuda\s*=\s*True\b|\b(?:reverting|falling back|fall back|fell back|switching|defaulting) to (?:the )?CPU\b|\bFallback to cpu\b",
+    r"|\bcuda\s*=\s*True\b|\buse gpu\s*=\s*1\b|\b(?:reverting|falling back|fall back|fell back|switching|defaulting) to (?:the )?CPU\b|\bFallback to cpu\b",
     re.IGNORECASE,
 )
 # gpus-left-unused's cases that say fewer GPUs (processes) than asked, not the CPU
@@ -82,14 +84,15 @@ def statement(f: Finding, unused: Optional[GpusUnused]) -> Optional[tuple[int, s
 
 
 def wanted(f: Finding, said: tuple[int, str], unused: Optional[GpusUnused], thread: bool) -> Optional[dict[str, Any]]:
-    """What shows the GPU was meant: the reporter's words, the job's ask, or, in a thread (`thread`: the input has a
-    thread's title), the statement's own words; None when nothing. Outside a thread the statement's words are not enough:
-    a library asks for the GPU by default (torch's autocast, onnxruntime's provider list, TensorFlow's devices), and a
-    job run on a CPU node on purpose prints the same refusal (heldout18w's ColBERT search on a four-CPU Slurm node)."""
+    """What shows the GPU was meant: the reporter's words that it is not used; in a thread (`thread`: the input has a
+    thread's frame and title), also the job's ask or the statement's own words; None when nothing. Outside a thread an
+    ask is not a thread's failure: a library asks for the GPU by default (torch's autocast, onnxruntime's provider list,
+    TensorFlow's devices) and a job run on a CPU node on purpose prints the same refusal (heldout18w's ColBERT search on a
+    four-CPU Slurm node), and a config's `device: cpu` above a GPU run reads as the device line."""
     if unused is not None and unused.cpu is not None:
         return None  # the job chose the CPU
     meant = unused.wanted() if unused is not None else None
-    if meant is not None:
+    if meant is not None and (meant[0] == "said" or thread):
         how, line, text = meant
         key = "the reporter says" if how == "said" else "the job asked for the GPU"
         words = "the reporter says the GPU is not used" if how == "said" else "the job asked for the GPU"
