@@ -92,6 +92,12 @@ class TestControls:
 
     def test_control_a_config_dump_then_the_gpu(self):
         # 'device: cpu' in a config dump, then the run's own line on the GPU (the latest device line decides)
+        text = ("# training is slow with 2 GPUs\ndevice: cpu\nbatch_size: 32\n"
+                "Process rank: 0, device: cuda:0, n_gpu: 1, distributed training: True\nEpoch 1/3 - step 100 - loss: 0.812\n")
+        assert VERDICT not in ids(text)
+
+    def test_control_a_cpu_run_then_a_gpu_run_in_one_file(self):
+        # heldout24w riddima15benjamin: "- INFO - Using CPU", then a later run's "- INFO - Using GPU: NVIDIA GeForce RTX 3050 ..."
         text = ("# training is slow\n2025-10-07 22:51:14,431 - INFO - Using CPU\n2025-10-07 22:51:15,001 - INFO - step 1\n"
                 "NVIDIA-SMI 535.54\n2025-10-07 22:59:56,622 - INFO - Using GPU: NVIDIA GeForce RTX 3050 6GB Laptop GPU\n")
         assert VERDICT not in ids(text) and "gpus-left-unused" not in ids(text)
