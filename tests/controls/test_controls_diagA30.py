@@ -20,6 +20,13 @@ def ids(text: str) -> list[str]:
     return [f.id for f in api.diagnose(text).findings]
 
 
+def after_answer(text: str, id: str = "gpus-left-unused"):
+    """The finding `id` under the answer that leads: `program-runs-on-cpu`, which quotes the line `id` read."""
+    findings = api.diagnose(text).findings
+    assert findings[0].id == VERDICT, [f.id for f in findings]
+    return next(f for f in findings if f.id == id)
+
+
 def head(text: str):
     report = api.diagnose(text)
     return report.findings[0], report_exit(report)
