@@ -24,7 +24,9 @@ names (commands/diagnose/analyse.py places it after them).
 The same decision for the run's other state lines (issue 35, the no-error-line rows of heldout19-23): what the run says
 of its device or its process count, compared with what the log shows of the GPUs and of the launch.
 - The device: the run's own line that names the device it uses, as the whole line (after a log prefix): SB3's `Using cpu
-  device` (DLR-RM/stable-baselines3#972), `Using device: cpu`, accelerate's `Device: cpu`, `Running on CPU`; the latest one
+  device` (DLR-RM/stable-baselines3#972), `Using device: cpu`, accelerate's `Device: cpu`, `Running on CPU`, and (issue 35,
+  diagA30) InvokeAI's `>> Using device_type CPU`, spaCy's `ℹ Using CPU`, CTranslate2's `Loaded model ... on device cpu:0`, a
+  program's flag `use_CUDA: False` (a Python bool: never a config's lower-case `use_cuda: false`); the latest one
   decides (a log with a CPU run and a GPU run appended after it ends on the GPU). A torch version that is a CPU build
   (`1.13.1+cpu`, ultralytics/ultralytics#227), torch's answer `CUDA available: False`, and the reporter's sentence that
   the job still uses the CPU ("it still tells me it is using cpu device", AI4Finance-Foundation/FinRL#926) say the same,

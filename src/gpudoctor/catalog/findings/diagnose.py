@@ -618,14 +618,17 @@ GPUS_LEFT_UNUSED = FindingKind(
     summary="""The job's own lines say GPUs are there and it does not use them, or uses fewer than it was launched for: Lightning's `GPU available:
 True (cuda), used: False` (case `none`: it runs on the CPU), or Unsloth's `Num GPUs = 2.` and then `Num GPUs used = 1`
 (case `fewer`); the run's line that names its device as the CPU (SB3's `Using cpu device`, `Using device: cpu`,
-accelerate's `Device: cpu`; the latest such line counts), a torch version that is a CPU build (`1.13.1+cpu`), torch's
+accelerate's `Device: cpu`, InvokeAI's `Using device_type CPU`, spaCy's `ℹ Using CPU`, CTranslate2's `Loaded model ... on
+device cpu:0`, a program's flag `use_CUDA: False`; the latest such line counts, and `Using GPU: <name>` after it is a GPU's), a torch version that is a CPU build (`1.13.1+cpu`), torch's
 `CUDA available: False`, or the reporter's sentence that the job still uses the CPU, beside a GPU the log shows
 (nvidia-smi's header, `CUDA Version: 11.6`, a GPU's name, torch's `CUDA available: True`) or asks for (`device="cuda:0"`,
 `device=0`, `CUDA_VISIBLE_DEVICES=0`): case `cpu-build` (the torch shown is a CPU build), `cpu-device` (torch says it sees
 the GPU), `cpu` (the log does not say which), `cpu-fallback` (the framework's own line that it fell back to the CPU:
 JAX's `No GPU/TPU found, falling back to CPU`, and any program's line that it found no GPU or CUDA and goes on on the CPU,
 Applio's `GPU not detected, reverting to CPU`, `CUDA not available. Training will be extremely slow on CPU.`: such a line
-shows the GPU was wanted, and its fix is the check that decides between a CPU-only build, the driver, a library that did
+shows the GPU was wanted; whisper.cpp's `whisper_backend_init_gpu: no GPU found` and TensorFlow's `Could not find cuda
+drivers on your machine, GPU will not be used.` are printed on any machine without the GPU, as JAX's is, so they need a GPU
+the log shows or asks for, and its fix is the check that decides between a CPU-only build, the driver, a library that did
 not load and the GPU's architecture;
 TensorFlow's is `tensorflow-gpu-libraries-not-loaded`, onnxruntime's `onnxruntime-cuda-provider-failed`), `cpu-layers`
 (llama.cpp's `offloaded 0/33 layers to GPU`, Ollama's `layers.offload=0`); the run's line that it is one process (`world_size: 1`, `World size (gpu
