@@ -67,6 +67,19 @@ class TestCudaOom:
         found = head(text)
         assert found.id == self.verdict and found.fix == OOM_FIX
 
+    def test_control_a_training_thread_with_a_word_on_inference(self):
+        # openai/guided-diffusion#72: a training thread (its title) in which a comment says "for inference": one process used GPU 0
+        found = head(case("heldout9", "guided-diffusion-72-only-gpu0-used"))
+        assert found.id == self.verdict and found.fix == OOM_FIX and "mpiexec -n N" in found.fix
+
+    def test_control_a_title_that_says_training(self):
+        found = head("# CUDA out of memory during training, inference works\n" + TORCH_OOM)
+        assert found.id == self.verdict and found.fix == OOM_FIX
+
+    def test_sibling_the_inference_fix_names_no_grad(self):
+        found = head(INFER_TRACE + TORCH_OOM)
+        assert "torch.inference_mode()" in found.fix
+
     def test_control_torchs_own_advice_is_not_the_programs(self):
         found = head(TORCH_OOM)
         assert found.id == self.verdict and found.fix == OOM_FIX and "hint" not in found.evidence
@@ -109,6 +122,7 @@ class TestProgramNotFound:
                      "FileNotFoundError: [Errno 2] No such file or directory: 'ffmpeg'",
                      "FileNotFoundError: [WinError 2] The system cannot find the file specified: 'git-lfs'",
                      'Error: exec: "ffmpeg": executable file not found in $PATH',
+                     "  CIDEr computation failed: [Errno 2] No such file or directory: 'java'",  # pycocoevalcap's tokenizer
                      "RuntimeError: No ffmpeg exe could be found. Install ffmpeg on your system, or set the IMAGEIO_FFMPEG_EXE environment variable."):
             assert head_id(line + "\n") == self.verdict, line
 

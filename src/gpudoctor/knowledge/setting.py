@@ -116,12 +116,13 @@ SIGNS = (
     sign(TRAINING, rb"(?<![\w-])(?:train|training|finetune|fine_tune|pretrain)(?:_\w+)?\.py\b", (b"train", b"finetune", b"fine_tune"), "script"),
     # inference: a script or module that predicts, generates, separates or upscales (inference_realesrgan.py, predict.py,
     # `python -m demucs.separate`), a traceback's frame of such a function or of a function under torch.no_grad() /
-    # torch.inference_mode() (torch's decorate_context), a diffusers pipeline, a person's "during inference"
+    # torch.inference_mode() (torch's decorate_context), a diffusers pipeline, a person's "during inference" (not "for inference",
+    # "in inference": a comment beside a training run, openai/guided-diffusion#72)
     sign(INFERENCE, rb"(?<![\w-])\w*(?:inference|infer|predict|prediction|separate|upscale|txt2img|img2img|transcribe|synthesi[sz]e)\w*\.py\b"
                     rb"|(?<![\w-])-m \w+(?:\.\w+)*\.(?:separate|predict|inference|infer|generate|upscale|transcribe)\b"
                     rb"|^\s*File \"[^\"]+\", line \d+, in (?:\w+_)?(?:inference|infer|predict|separate|upscale|enhance|generate|transcribe)(?:_\w+)?\s*$"
                     rb"|[/\\]torch[/\\]utils[/\\]_contextlib\.py\", line \d+, in decorate_context|[/\\]diffusers[/\\]pipelines[/\\]"
-                    rb"|(?<![\w/.-])(?:[Dd]uring|[Aa]t|[Ii]n|[Ff]or|[Ww]hen running|[Ww]hile running|[Ww]hen doing) inference\b",
+                    rb"|(?<![\w/.-])(?:[Dd]uring|[Aa]t|[Ww]hen running|[Ww]hile running|[Ww]hen doing) inference\b",
          (b"infer", b"predict", b"separate", b"upscale", b"txt2img", b"img2img", b"transcribe", b"synthesi", b"generate", b"enhance",
           b"decorate_context", b"diffusers", b"nference")),
     # inference engines: their start commands, start-up lines and packages
@@ -157,12 +158,13 @@ TITLE_WORDS = re.compile(
     rb"|(?P<vm>\b(?:[Pp]ass-?through|VFIO|vfio|Proxmox|Hyper-V|GPU-PV|ESXi|vSphere|KubeVirt|HVM|virtual machine)\b)"
     rb"|(?P<notebook>\b(?:[Cc]olab|Kaggle)\b)|(?P<rented>\b(?:RunPod|[Rr]unpod|Vast\.ai|vast\.ai)\b)"
     rb"|(?P<cluster>\b(?:HPC|[Ss]lurm|SLURM|login node)\b)|(?P<ray>\bRay ?(?:Tune|Train|Serve|[Cc]luster|actor|task|worker|trial)s?\b)"
+    rb"|(?P<training>\b(?:[Tt]raining|[Ff]ine-?tun(?:e|ing)|[Pp]re-?training)\b)"
     rb"|(?P<inference>\b(?:[Ii]nference|[Ii]nferencing|[Pp]redicting|[Uu]pscaling)\b)"
     rb"|(?P<vllm>\b[vV][lL][lL][mM]\b)|(?P<sglang>\b[sS][gG][lL]ang\b)|(?P<llamacpp>\bllama[.]?cpp\b|\bllama-server\b)|(?P<ollama>\b[oO]llama\b)"
 )
 NAMED = {"wsl": (WSL, ""), "vm": (VM, ""), "notebook": (NOTEBOOK, ""), "rented": (RENTED, ""), "pod": (POD, ""), "cluster": (CLUSTER, ""), "ray": (RAY, ""), "vllm": (ENGINE, "vLLM"), "sglang": (ENGINE, "SGLang"),
          "tgi": (ENGINE, "TGI"), "llamacpp": (ENGINE, "llama.cpp"), "ollama": (ENGINE, "Ollama"), "comfyui": (ENGINE, "ComfyUI"),
-         "inference": (INFERENCE, "")}
+         "inference": (INFERENCE, ""), "training": (TRAINING, "")}
 # A native source file a CUDA error names as where it was raised: "(at C:\\...\\src\\kernels\\awq\\gemv_awq.cu:318)", "in function
 # ggml_cuda_compute_forward at /opt/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:2761", "CUDA error at /builds/.../cuda_common.cpp:54"
 NATIVE = re.compile(rb"(?P<path>(?:[A-Za-z]:)?[\w.~+-]*(?:[/\\][\w.~+-]+)+\.(?:cu|cuh|cpp|cc|cxx|c|hpp|h))(?::\d+|\(\d+\))")

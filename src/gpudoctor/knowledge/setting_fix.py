@@ -93,12 +93,14 @@ ROWS = (
     # sadly", -d cpu; xinntao/Real-ESRGAN's own "try to set --tile with a smaller number"; YoshitakaMo/localcolabfold#105: a
     # 2 GiB GPU "too small"); after an engine's row, which names its own flags
     Row(INFERENCE, "", ("cuda-oom", "framework-oom"), "a run that only infers (predicts, generates, separates or upscales)",
-        "nvidia-smi   # free the GPU of other processes and read its total memory; then make one step's input smaller: the program's "
+        "nvidia-smi   # free the GPU of other processes and read its total memory; run the model under torch.inference_mode() (or "
+        "torch.no_grad()): without it every layer's activations are kept for a backward that never comes; then make one step's input smaller: the program's "
         "tile, chunk or segment option (an upscaler's --tile 256, an audio separator's --segment or shorter tracks, a shorter sequence, "
         "a lower resolution, batch size 1); load the model in half precision (--fp16, --half, torch_dtype=torch.float16) or a smaller or "
         "quantized model, one model at a time; offload it to CPU memory (diffusers' enable_model_cpu_offload(), device_map=\"auto\"); "
         "or run on the CPU (the program's device option: -d cpu, --device cpu, --cpu), slower but not bound by the GPU's memory; a "
-        "model whose weights alone do not fit needs a GPU with more memory",
+        "model whose weights alone do not fit needs a GPU with more memory, or several: if nvidia-smi shows the other GPUs idle while this "
+        "one is full, split the model over them (device_map=\"auto\") or start one process per GPU (torchrun --nproc_per_node=N, mpiexec -n N)",
         "Inference keeps no gradients or optimizer state on the GPU, only the model's weights and one step's activations: a training "
         "batch, ZeRO or FSDP are not the lever, the size of one input, the model's precision and the device are.",
         unless=(TRAINING,), keeps_step=True),
