@@ -98,6 +98,7 @@ ROWS = (
         "tile, chunk or segment option (an upscaler's --tile 256, an audio separator's --segment or shorter tracks, a shorter sequence, "
         "a lower resolution, batch size 1); load the model in half precision (--fp16, --half, torch_dtype=torch.float16) or a smaller or "
         "quantized model, one model at a time; offload it to CPU memory (diffusers' enable_model_cpu_offload(), device_map=\"auto\"); "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True where the message shows much memory reserved but unallocated; "
         "or run on the CPU (the program's device option: -d cpu, --device cpu, --cpu), slower but not bound by the GPU's memory; a "
         "model whose weights alone do not fit needs a GPU with more memory, or several: if nvidia-smi shows the other GPUs idle while this "
         "one is full, split the model over them (device_map=\"auto\") or start one process per GPU (torchrun --nproc_per_node=N, mpiexec -n N)",
