@@ -24,10 +24,15 @@ SAYS = {
     "The easiest method is to set these DeepSpeed config values to 'auto'.": "The easiest method is to set these DeepSpeed config values to 'auto'",
     "You can set the environment variable TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value.":
         "You can set the environment variable TORCH_NCCL_TRACE_BUFFER_SIZE to a non-zero value",
+    # hydra's instantiate error (diagC30): the step after a comma, a variable set by its name and value
+    "hydra.errors.InstantiationException: Error locating target 'src.data.custom_datamodule.T3ALDataModule', set env var "
+    "HYDRA_FULL_ERROR=1 to see chained exception.": "set env var HYDRA_FULL_ERROR=1 to see chained exception",
 }
 
 SAYS_NOTHING = [
     "ValueError: failed to set up the device",  # "set" mid-sentence is no advice
+    "RuntimeError: could not set tensor4d descriptor, set up failed",  # after a comma, but no variable set by its value
+    "ValueError: Cannot set a DataFrame with multiple columns, set MODE to one column",  # (a name without its value)
     "RuntimeError: cannot use this",
     "See above for the error.",  # names nothing to do
     "RuntimeError: use_libuv was requested but PyTorch was build without libuv support",

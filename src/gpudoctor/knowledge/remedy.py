@@ -44,6 +44,10 @@ ADVICE = re.compile(
 # start of a sentence, or when they name a setting, a flag or a link.
 BARE_VERB = re.compile(r"^(?:set|use|pass|install|upgrade|reinstall|update|specify|ensure|make sure|check|call|run|rerun|re-run|refer to|see|visit|read|add|downgrade|report)\b", re.IGNORECASE)
 CONCRETE = re.compile(r"https?://|\b[A-Z][A-Z0-9]*_[A-Z0-9_]+\b|`[^`]+`|\w=\S|--\w|\b\w+\(\)|\w+\.\w+\(|pip install|conda install")
+# A clause after a comma that sets a variable by its name and value: hydra's "Error locating target 'x', set env var
+# HYDRA_FULL_ERROR=1 to see chained exception." (facebookresearch/hydra; diagC30): a step, where "failed to set up ..." is none
+COMMA_SET = re.compile(r"set (?:the )?(?:env(?:ironment)? var(?:iable)? )?[A-Z][A-Z0-9]*_[A-Z0-9_]*=\S")
+COMMA_BEFORE = re.compile(r",\s+$")
 LINK_AFTER = re.compile(r"\s*(?:the )?(?:docs? |documentation )?(?:at |on |in )?<?https?://")
 # "For more details, run: sky jobs logs ..." starts its advice as a sentence does
 SENTENCE_START = re.compile(r"(?:^|[.!?;:]\s+|\(\s*|\n|\bfor (?:more |further )?(?:details|information|info)[,:]?\s+(?:please\s+)?)$", re.IGNORECASE)
@@ -117,7 +121,8 @@ def advice(text: str, first: int = -1) -> str:
         before = text[: m.start()]
         if RELATIVE.search(before) or (head.lower().startswith("export") and IN_COMMAND.search(before)):
             continue
-        if BARE_VERB.match(head) and not SENTENCE_START.search(text[: m.start()]) and not LINK_AFTER.match(text, m.end()):
+        if (BARE_VERB.match(head) and not SENTENCE_START.search(text[: m.start()]) and not LINK_AFTER.match(text, m.end())
+                and not (COMMA_BEFORE.search(before) and COMMA_SET.match(text, m.start()))):
             continue  # "failed to set up ...", "cannot use ..." mid-sentence: not advice
         rest = text[m.start() :]
         end = END.search(rest, len(head))

@@ -32,6 +32,7 @@ VM = "vm"  # a virtual machine's guest: the GPU is the hypervisor's to pass thro
 NOTEBOOK = "notebook"  # a hosted notebook (Google Colab, Kaggle): its runtime's GPU and driver are the host's
 RENTED = "rented"  # a rented cloud GPU (RunPod, Vast.ai): the driver is the host's, the image the renter's
 TRAINING = "training"  # a training job (an RL or fine-tuning framework's frames, a backward pass): an engine in it is a component
+INFERENCE = "inference"  # a program that only infers (predicts, generates, separates, upscales): no optimizer step on the GPU
 KERNEL = "kernel"  # a CUDA kernel of a program other than torch (Setting.kernels)
 AMD = "amd"  # an AMD GPU, or AMD's GPU stack (ROCm, HIP, ZLUDA): NVIDIA's driver and CUDA are not what runs it
 
@@ -111,6 +112,19 @@ SIGNS = (
                    rb"|\b(?:GRPOTrainer|PPOTrainer|ActorModelRayActor)\b|\bactor_rollout_ref\b",
          (b"trl", b"verl", b"openrlhf", b"llamafactory", b"axolotl", b"trainer.py", b".backward(", b"optimizer.step(", b"Trainer", b"ActorModelRayActor",
           b"actor_rollout_ref")),
+    # a training script started or in a traceback (train.py, train_net.py, training.py): the job trains, whatever it also infers
+    sign(TRAINING, rb"(?<![\w-])(?:train|training|finetune|fine_tune|pretrain)(?:_\w+)?\.py\b", (b"train", b"finetune", b"fine_tune"), "script"),
+    # inference: a script or module that predicts, generates, separates or upscales (inference_realesrgan.py, predict.py,
+    # `python -m demucs.separate`), a traceback's frame of such a function or of a function under torch.no_grad() /
+    # torch.inference_mode() (torch's decorate_context), a diffusers pipeline, a person's "during inference" (not "for inference",
+    # "in inference": a comment beside a training run, openai/guided-diffusion#72)
+    sign(INFERENCE, rb"(?<![\w-])\w*(?:inference|infer|predict|prediction|separate|upscale|txt2img|img2img|transcribe|synthesi[sz]e)\w*\.py\b"
+                    rb"|(?<![\w-])-m \w+(?:\.\w+)*\.(?:separate|predict|inference|infer|generate|upscale|transcribe)\b"
+                    rb"|^\s*File \"[^\"]+\", line \d+, in (?:\w+_)?(?:inference|infer|predict|separate|upscale|enhance|generate|transcribe)(?:_\w+)?\s*$"
+                    rb"|[/\\]torch[/\\]utils[/\\]_contextlib\.py\", line \d+, in decorate_context|[/\\]diffusers[/\\]pipelines[/\\]"
+                    rb"|(?<![\w/.-])(?:[Dd]uring|[Aa]t|[Ww]hen running|[Ww]hile running|[Ww]hen doing) inference\b",
+         (b"infer", b"predict", b"separate", b"upscale", b"txt2img", b"img2img", b"transcribe", b"synthesi", b"generate", b"enhance",
+          b"decorate_context", b"diffusers", b"nference")),
     # inference engines: their start commands, start-up lines and packages
     sign(ENGINE, rb"\bvllm serve\b|\bvllm\.entrypoints\b|\bStarting vLLM\b|\bvLLM API server\b|[/\\]site-packages[/\\]vllm[/\\]|\bLLM\(model=",
          (b"vllm", b"vLLM", b"LLM(model="), "vLLM"),
@@ -130,7 +144,10 @@ TRACKER = re.compile(
     rb"|(?P<pod>(?:kubeflow|kubernetes|kubernetes-sigs|k3s-io|k0sproject|kubeedge)/|rancher/rke2/|canonical/microk8s/|NVIDIA/(?:k8s-device-plugin|gpu-operator|k8s-dra-driver)\w*/)"
     rb"|(?P<vm>(?:cloud-hypervisor|QubesOS|kubevirt|proxmox)/|NVIDIA/kubevirt-gpu-device-plugin/|jamesstringer90/Easy-GPU-PV/)"
     rb"|(?P<ray>ray-project/)|(?P<vllm>vllm-project/)|(?P<sglang>sgl-project/)|(?P<tgi>huggingface/text-generation-inference/)"
-    rb"|(?P<llamacpp>(?:ggerganov|ggml-org)/llama\.cpp/)|(?P<ollama>ollama/ollama/)|(?P<comfyui>(?:comfyanonymous|Comfy-Org)/ComfyUI/))",
+    rb"|(?P<llamacpp>(?:ggerganov|ggml-org)/llama\.cpp/)|(?P<ollama>ollama/ollama/)|(?P<comfyui>(?:comfyanonymous|Comfy-Org)/ComfyUI/)"
+    # programs that only run a trained model: separate audio, upscale or restore images, transcribe, predict structures
+    rb"|(?P<inference>(?:facebookresearch|adefossez)/demucs/|xinntao/Real-ESRGAN/|TencentARC/GFPGAN/|sczhou/CodeFormer/|openai/whisper/"
+    rb"|SYSTRAN/faster-whisper/|m-bain/whisperX/|YoshitakaMo/localcolabfold/|sokrypton/ColabFold/|lllyasviel/Fooocus/|danielgatis/rembg/))",
     re.MULTILINE,
 )
 # A thread's title line, and the words in it that name the setting: "nvidia-smi on WSL doesn't work", "nvidia-smi not found in
@@ -141,10 +158,13 @@ TITLE_WORDS = re.compile(
     rb"|(?P<vm>\b(?:[Pp]ass-?through|VFIO|vfio|Proxmox|Hyper-V|GPU-PV|ESXi|vSphere|KubeVirt|HVM|virtual machine)\b)"
     rb"|(?P<notebook>\b(?:[Cc]olab|Kaggle)\b)|(?P<rented>\b(?:RunPod|[Rr]unpod|Vast\.ai|vast\.ai)\b)"
     rb"|(?P<cluster>\b(?:HPC|[Ss]lurm|SLURM|login node)\b)|(?P<ray>\bRay ?(?:Tune|Train|Serve|[Cc]luster|actor|task|worker|trial)s?\b)"
+    rb"|(?P<training>\b(?:[Tt]raining|[Ff]ine-?tun(?:e|ing)|[Pp]re-?training)\b)"
+    rb"|(?P<inference>\b(?:[Ii]nference|[Ii]nferencing|[Pp]redicting|[Uu]pscaling)\b)"
     rb"|(?P<vllm>\b[vV][lL][lL][mM]\b)|(?P<sglang>\b[sS][gG][lL]ang\b)|(?P<llamacpp>\bllama[.]?cpp\b|\bllama-server\b)|(?P<ollama>\b[oO]llama\b)"
 )
 NAMED = {"wsl": (WSL, ""), "vm": (VM, ""), "notebook": (NOTEBOOK, ""), "rented": (RENTED, ""), "pod": (POD, ""), "cluster": (CLUSTER, ""), "ray": (RAY, ""), "vllm": (ENGINE, "vLLM"), "sglang": (ENGINE, "SGLang"),
-         "tgi": (ENGINE, "TGI"), "llamacpp": (ENGINE, "llama.cpp"), "ollama": (ENGINE, "Ollama"), "comfyui": (ENGINE, "ComfyUI")}
+         "tgi": (ENGINE, "TGI"), "llamacpp": (ENGINE, "llama.cpp"), "ollama": (ENGINE, "Ollama"), "comfyui": (ENGINE, "ComfyUI"),
+         "inference": (INFERENCE, ""), "training": (TRAINING, "")}
 # A native source file a CUDA error names as where it was raised: "(at C:\\...\\src\\kernels\\awq\\gemv_awq.cu:318)", "in function
 # ggml_cuda_compute_forward at /opt/llama.cpp/ggml/src/ggml-cuda/ggml-cuda.cu:2761", "CUDA error at /builds/.../cuda_common.cpp:54"
 NATIVE = re.compile(rb"(?P<path>(?:[A-Za-z]:)?[\w.~+-]*(?:[/\\][\w.~+-]+)+\.(?:cu|cuh|cpp|cc|cxx|c|hpp|h))(?::\d+|\(\d+\))")

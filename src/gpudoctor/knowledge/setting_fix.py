@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from gpudoctor.catalog.findings.gpu_health import PASSTHROUGH_FIX
-from gpudoctor.knowledge.setting import AMD, CLUSTER, ENGINE, KERNEL, NOTEBOOK, POD, RAY, RENTED, TRAINING, VM, WINDOWS, WSL, Kernel, Setting
+from gpudoctor.knowledge.setting import AMD, CLUSTER, ENGINE, INFERENCE, KERNEL, NOTEBOOK, POD, RAY, RENTED, TRAINING, VM, WINDOWS, WSL, Kernel, Setting
 
 # The findings that say the process reaches no driver or no GPU
 NO_DRIVER = ("gpu-driver-unusable", "cuda-no-driver", "nvidia-smi-not-found", "cuda-no-gpus-visible", "driver-library-not-found")
@@ -39,6 +39,7 @@ class Row:
     replaces_why: bool = False  # the finding's own why says what the setting contradicts: `why` replaces it
     title: str = ""  # the title, where the finding's own contradicts the setting (PROGRAM: the program's name)
     unless: tuple[str, ...] = ()  # settings that, shown too, leave the finding its own words (an engine inside a training job)
+    keeps_step: bool = False  # a step the finding's line decides (a framework's own, knowledge/story.py) follows the row's fix
 
 
 ROWS = (
@@ -87,6 +88,23 @@ ROWS = (
         "resolution or frame count, and use the offload option of the custom node that loads a large model",
         "ComfyUI keeps models on the GPU as its VRAM mode decides: its start-up flags and the workflow's sizes are the lever, not a "
         "training batch.", unless=(TRAINING,)),
+    # a program that only infers (an upscaler, an audio separator, a structure predictor, a diffusion pipeline): its input's
+    # size, the model's precision and where it runs are the levers (facebookresearch/demucs#46: "4GB is not enough to run on GPU
+    # sadly", -d cpu; xinntao/Real-ESRGAN's own "try to set --tile with a smaller number"; YoshitakaMo/localcolabfold#105: a
+    # 2 GiB GPU "too small"); after an engine's row, which names its own flags
+    Row(INFERENCE, "", ("cuda-oom", "framework-oom"), "a run that only infers (predicts, generates, separates or upscales)",
+        "nvidia-smi   # free the GPU of other processes and read its total memory; run the model under torch.inference_mode() (or "
+        "torch.no_grad()): without it every layer's activations are kept for a backward that never comes; then make one step's input smaller: the program's "
+        "tile, chunk or segment option (an upscaler's --tile 256, an audio separator's --segment or shorter tracks, a shorter sequence, "
+        "a lower resolution, batch size 1); load the model in half precision (--fp16, --half, torch_dtype=torch.float16) or a smaller or "
+        "quantized model, one model at a time; offload it to CPU memory (diffusers' enable_model_cpu_offload(), device_map=\"auto\"); "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True where the message shows much memory reserved but unallocated; "
+        "or run on the CPU (the program's device option: -d cpu, --device cpu, --cpu), slower but not bound by the GPU's memory; a "
+        "model whose weights alone do not fit needs a GPU with more memory, or several: if nvidia-smi shows the other GPUs idle while this "
+        "one is full, split the model over them (device_map=\"auto\") or start one process per GPU (torchrun --nproc_per_node=N, mpiexec -n N)",
+        "Inference keeps no gradients or optimizer state on the GPU, only the model's weights and one step's activations: a training "
+        "batch, ZeRO or FSDP are not the lever, the size of one input, the model's precision and the device are.",
+        unless=(TRAINING,), keeps_step=True),
     # (NVIDIA's own: a CUDA build of torch told no NVIDIA driver, NVIDIA's tool or library not there; not a GPU not visible,
     # which a ROCm build says too, in HIP's words its own fix reads)
     Row(AMD, "", NVIDIA_ONLY, "an AMD GPU or AMD's GPU stack (ROCm, HIP, ZLUDA)",
@@ -175,6 +193,7 @@ class Fitted:
     why: str
     shown: str
     title: str = ""
+    keeps_step: bool = False  # the finding's own step (a framework's) follows `fix`
 
 
 def rows_for(finding: str) -> list[Row]:
@@ -199,7 +218,7 @@ def fitted(finding: str, why: str, setting: Setting, line: int) -> Optional[Fitt
         if row.setting == RAY and (asked := tune_asked(setting)) is not None:
             fix = f"Ray Tune's line {asked[0]} shows its trials asked for none of the cluster's {asked[1]} GPUs; " + fix
         return Fitted(fix, f"{said} {row.why}" + ("" if row.replaces_why else f" {why}"), f"{row.shows}: line {shown.line}: {shown.text}",
-                      titled.title if titled is not None else "")
+                      titled.title if titled is not None else "", row.keeps_step)
     return titled
 
 

@@ -44,6 +44,7 @@ from gpudoctor.knowledge.patterns.classes23c import DETAIL_SAID as DETAIL_SAID_2
 from gpudoctor.knowledge.patterns.classes23c import by_frame as frame_class23c
 from gpudoctor.knowledge.patterns.classes24a import DETAIL_SAID as DETAIL_SAID_24A
 from gpudoctor.knowledge.patterns.classes28b import DETAIL_SAID as DETAIL_SAID_28B
+from gpudoctor.knowledge.patterns.classes30c import DETAIL_SAID as DETAIL_SAID_30C
 from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
@@ -54,7 +55,7 @@ from gpudoctor.knowledge.progress import PROGRESS_AFTER, SCRIPT_STEP, WENT_ON_SH
 from gpudoctor.knowledge.ranks_heard import RanksHeard
 from gpudoctor.knowledge.gpus_unused import GpusUnused
 from gpudoctor.knowledge.nccl_loopback import NcclLoopback
-from gpudoctor.knowledge.remedy import WARNED, Remedy, line_remedy
+from gpudoctor.knowledge.remedy import WARNED, Remedy, line_remedy, remedy_step
 from gpudoctor.knowledge.reruns import Command, Openings, Prompts, RunStarts
 from gpudoctor.knowledge.said_fixed import LINES as LINES_READ
 from gpudoctor.knowledge.said_fixed import WINDOW as WINDOW_SAID
@@ -165,7 +166,9 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 # knowledge/patterns/classes24a.py: the link that did not hand the GPU over, and its step
                 *DETAIL_SAID_24A,
                 # knowledge/patterns/classes28b.py: the GPU library, the backend list, the Vulkan call the line names, and their step
-                *DETAIL_SAID_28B)
+                *DETAIL_SAID_28B,
+                # knowledge/patterns/classes30c.py: the program that is not installed, and the step that installs it
+                *DETAIL_SAID_30C)
 # An empty input that its reader's failure leaves: the exception the log shows (no pattern names it) is the cause, when there
 # is one (TF1's queue closed empty after its reader thread's "Can't parse serialized Example": dxv2k/pixel_link_py3's
 # log_train.txt, heldout19w)
@@ -1570,9 +1573,14 @@ class Diagnosis:
         if (fit := setting_fix.fitted(p.id, why, self.setting, seen.first.line)) is not None:
             # the fix of the setting the log shows (knowledge/setting_fix.py): the Windows driver under WSL, a pod's GPU request,
             # a Ray trial's, an engine's memory flags, a rebuild of the program whose kernel raised
-            fix, why, ev["setting"] = fit.fix, fit.why, fit.shown
+            step = seen.first.fields.get("step") if seen.first.fields.get("read_as") == p.id else None
+            fix, why, ev["setting"] = fit.fix + (f"; {step}" if fit.keeps_step and step else ""), fit.why, fit.shown
             title = fit.title or title
-        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A + DETAIL_SAID_28B and seen.first.fields.get("detail"):
+        if p.id == "cuda-oom" and seen.first.fields.get("hint"):
+            # the program's own remedy for it, on the message's line or the next (Real-ESRGAN's "try to set --tile with a
+            # smaller number"; knowledge/patterns/cuda.py oom_fields): quoted first
+            fix = remedy_step(Remedy(seen.first.fields["hint"], seen.first.line + seen.first.fields.get("hint_after", 0))) + fix
+        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A + DETAIL_SAID_28B + DETAIL_SAID_30C and seen.first.fields.get("detail"):
             # the sizes the message gives (knowledge/patterns/classes20a.py); what it names (knowledge/patterns/classes21d.py, classes22c.py, classes22d.py)
             title = f"{title}: {seen.first.fields['detail']}"
         if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):
@@ -1746,7 +1754,7 @@ class Diagnosis:
         if seen.nodes:
             ev["nodes"] = sorted(seen.nodes)
         ev["count"] = seen.count
-        ev.update({k: v for k, v in seen.first.fields.items() if k not in ev and k not in ("sign", "stood_at", "stood_at_line", "raised_by")})
+        ev.update({k: v for k, v in seen.first.fields.items() if k not in ev and k not in ("sign", "stood_at", "stood_at_line", "raised_by", "hint_after")})
         if p.id == "nccl-watchdog-timeout":
             ev.update(self.watchdog_suspects(seen))
         if p.id in ("nccl-watchdog-timeout", "nccl-heartbeat-stuck") and by is None and "nccl-p2p-in-use" in self.seen:

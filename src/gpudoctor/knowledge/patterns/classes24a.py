@@ -119,6 +119,10 @@ TOOLKIT_STEPS = (
      "nvidia-container-cli -k -d /dev/tty info on the host shows the step that fails; upgrade the NVIDIA Container Toolkit"),
 )
 
+# A Jetson's CUDA is the one its JetPack (L4T) release installed: a driver is not updated on its own there
+REQUIRE_JETSON = ("; on a Jetson the CUDA comes with JetPack (L4T): flash a JetPack release whose CUDA meets it, or use an image "
+                  "built for the L4T release the board runs (cat /etc/nv_tegra_release shows it; NVIDIA's l4t-base and l4t-pytorch "
+                  "images are tagged by it)")
 CDI_STEP = ("sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml, then nvidia-ctk cdi list shows the names a run may ask "
             "for (nvidia.com/gpu=all, =0, =UUID); generate it again after each driver upgrade or MIG change (toolkit 1.18 and later "
             "write /var/run/cdi/nvidia.yaml at boot: systemctl status nvidia-cdi-refresh); a spec kept in another folder (NixOS: "
@@ -232,6 +236,12 @@ def handed_over_fields(m: re.Match, context: list[str]) -> dict:
                 cond = found.groupdict().get("cond", "") if found else ""
                 out["detail"], out["step"] = who.format(cond=cond), do.format(cond=cond)
                 break
+    elif out.get("require"):
+        _, _, who, do = TOOLKIT_STEPS[0]
+        cond = out["require"].replace(" ", "")
+        has = f"; the host gives cuda={out['has']}" if out.get("has") else ""
+        out["detail"] = who.format(cond=cond) + has
+        out["step"] = do.format(cond=cond) + REQUIRE_JETSON
     elif out.get("cdi_path") or out.get("cdi_docker"):
         engine = "podman" if out.get("cdi_path") else "docker"
         out["detail"] = f"{engine} read the CDI device {out.get('cdi_path') or out.get('cdi_docker')} as a file's path"
@@ -292,13 +302,16 @@ PATTERNS = [
         r"|configured to autodetect (?P<lib>nvml|rsmi|oneapi|nrt) functionality, but we weren't able to find that lib"
         r"|(?P<gres_req>Invalid generic resource \(gres\) specification|Requested GRES option unsupported by configured SelectType plugin)"
         r"|can't stat gres\.conf file (?P<gres_file>/dev/\S+?): No such file"
-        r"|gres/gpu count reported lower than configured \((?P<got>\d+) < (?P<want>\d+)\)",
+        r"|gres/gpu count reported lower than configured \((?P<got>\d+) < (?P<want>\d+)\)"
+        # (diagC30) the NVIDIA Container Runtime's own check of the image's requirement (its csv mode on Jetson, its cdi mode, a
+        # newer runtime's OCI spec modifier): "requirements not met:unsatisfied condition:cuda>=11.4(cuda=10.2)"
+        r"|requirements not met:\s*(?:unsatisfied condition:\s*)?(?P<require>cuda ?>= ?[\d.]+)(?:\s*\(cuda=(?P<has>[\d.]+)\))?",
         ("nvidia-container-cli", "Auto-detected mode as", "unresolvable CDI devices", "no such file or directory", "adding custom device", "executable file",
          "exec format error", "not set in singularity.conf", "not set in apptainer.conf", "could not load NVML library",
          "invalid device discovery strategy", "functionality, but we weren't able to find that lib", "can't stat gres.conf file",
          "count reported lower than configured", "no runtime for", "RuntimeHandler", "Container Runtime Hook directly",
          "No GPU node in the cluster", "error executing hook", "fork/exec", "Allocate failed due to", "Invalid generic resource",
-         "Requested GRES option unsupported"),
+         "Requested GRES option unsupported", "requirements not met"),
         why="""A GPU reaches a job through a chain: the host's driver, then the software that hands it to the job. In a container
         that is the NVIDIA Container Toolkit (its library nvidia-container-cli, run as the OCI runtime's hook, mounts the
         host's device files, driver libraries and nvidia-smi into the container) or a CDI spec the container engine reads
@@ -312,6 +325,10 @@ PATTERNS = [
              "dizcza/docker-hashcat#21 (the toolkit's requirement error on the next line decides the step)"),
             ("nvidia-container-cli: requirement error: unsatisfied condition: cuda>=12.8, please update your driver to a newer version, or use an earlier cuda container: unknown",
              "dizcza/docker-hashcat#21 (Vast.ai hosts whose driver was older than the image's CUDA 12.8)"),
+            ("Error: Error response from daemon:failed to create task for container: failed to create shim task:OCI runtime create failed: failed to create NVIDIA Container Runtime:failed to construct OCI spec modifier:requirements not met:unsatisfied condition:cuda>=11.4(cuda=10.2): unknown.",
+             "ApolloAuto/apollo#15128 (heldout29, retired: a Jetson Orin whose JetPack's CUDA is older than the image's)"),
+            ("OCI runtime create failed: could not apply required modification to OCI specification: error modifying OCI spec: requirements not met: cuda>=13.3",
+             "docker/model-runner#978 (a newer runtime's words; the requirement's brand and driver alternatives follow)"),
             ("docker: Error response from daemon: failed to create shim: OCI runtime create failed: container_linux.go:380: starting container process caused: process_linux.go:545: container init caused: Running hook #0:: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: detection error: nvml error: unknown error: unknown.",
              "NVIDIA/dcgm-exporter#46 (a GPU showing ERR! in nvidia-smi); NVIDIA/nvidia-container-toolkit#416"),
             ("docker: Error response from daemon: OCI runtime create failed: container_linux.go:380: starting container process caused: process_linux.go:545: container init caused: Running hook #0:: error running hook: exit status 1, stdout: , stderr: nvidia-container-cli: initialization error: nvml error: driver not loaded: unknown.",

@@ -7,10 +7,22 @@ from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, NOT_HEADING, groups, pattern
 from gpudoctor.knowledge.patterns.classes24a import GIVEN_A_GPU
 from gpudoctor.knowledge import xid
+from gpudoctor.knowledge.remedy import remedy_in
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
 LAUNCH_BLOCKING = "CUDA_LAUNCH_BLOCKING=1"
 PROCESS = re.compile(r"Process (\d+) has ([\d.]+ \w+) memory in use")
+
+
+# torch's own sentences in and after its out-of-memory and CUDA errors: advice of torch's for every OOM (OOM_FIX has it), not
+# the program's remedy for this one
+TORCH_OWN = re.compile(r"If reserved but unallocated memory is large.*?fragmentation\.?|See documentation for Memory Management[^.]*?(?:\([^)]*\))?\.?(?=\s|$)"
+                       r"|CUDA kernel errors might be asynchronously reported.*|For debugging consider passing CUDA_LAUNCH_BLOCKING=1\.?"
+                       r"|Compile with `?TORCH_USE_CUDA_DSA`?.*")
+# a program's hint about its own out-of-memory: said on a line that speaks of memory, and naming what to change
+OOM_WORDS = re.compile(r"out of memory|\bOOM\b|\bmemory\b|\bVRAM\b", re.IGNORECASE)
+OOM_LEVER = re.compile(r"--\w|\b(?:tile|tiles|chunk|chunks|segment|split|batch|resolution|smaller|lower|reduce|half|fp16|cpu|offload)\b", re.IGNORECASE)
+HINT_LINES = 2  # the lines after the message read for the program's hint
 
 
 def oom_fields(m, _context):
@@ -18,6 +30,14 @@ def oom_fields(m, _context):
     procs = PROCESS.findall(m.string)
     if procs:
         out["processes_on_gpu"] = [f"pid {pid}: {size}" for pid, size in procs]
+    # the program's own remedy for it, on the message's line or one of the next (Real-ESRGAN's "If you encounter CUDA out of
+    # memory, try to set --tile with a smaller number.", xinntao/Real-ESRGAN#909): torch's own sentences left out
+    for after, text in enumerate([m.string, *_context[:HINT_LINES]]):
+        said = TORCH_OWN.sub(" ", text)
+        found = remedy_in([(0, said)]) if OOM_WORDS.search(said) else None
+        if found is not None and OOM_LEVER.search(found.text):
+            out.update(hint=found.text, hint_after=after)
+            break
     return out
 
 
@@ -127,6 +147,7 @@ PATTERNS = [
             "[enforce fail at alloc_cpu.cpp:73] . DefaultCPUAllocator: can't allocate memory: you tried to allocate 116813856768 bytes",
         ],
         fields=oom_fields,
+        context_after=HINT_LINES,
     ),
     pattern(
         "cuda-no-gpus-visible",
