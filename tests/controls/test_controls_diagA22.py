@@ -10,7 +10,6 @@ from __future__ import annotations
 from gpudoctor import api
 from gpudoctor.core.findings import Severity
 from test_controls_classes6 import case
-from test_controls_diagA30 import after_answer
 from test_controls_diagC20 import found, head
 
 
@@ -28,7 +27,7 @@ class TestGpusLeftUnused:
 
     def test_sibling_lightning_on_the_cpu_while_the_thread_passes_gpus(self):
         # rinongal/textual_inversion#44: "GPU available: True, used: False", and --gpus 0 read as zero GPUs
-        f = after_answer(case("heldout21", "textual-inversion-44-gpu-available-not-used"))  # (program-runs-on-cpu leads: test_controls_diagA30.py)
+        f = head(case("heldout21", "textual-inversion-44-gpu-available-not-used"))
         assert f.id == "gpus-left-unused" and f.severity is Severity.WARN
         assert "uses none" in f.title and "--gpus 0," in f.fix and "the job asked for GPUs" in f.evidence
 

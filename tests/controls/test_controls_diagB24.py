@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from gpudoctor.core.findings import Severity
 from test_controls_classes6 import case
-from test_controls_diagA30 import after_answer
 from test_controls_diagC20 import found, head
 
 # DLR-RM/stable-baselines3#972: SB3's device line as a model is built ("Using cuda device" on the GPU)
@@ -24,13 +23,13 @@ class TestGpusLeftUnusedCpu:
 
     def test_sibling_sb3_says_cpu_on_a_gpu_server(self):
         # DLR-RM/stable-baselines3#972: "Using cpu device" on an 8-GPU server after device="cuda:0"
-        f = after_answer(case("heldout20", "sb3-972-pick-third-gpu"))  # (program-runs-on-cpu leads: test_controls_diagA30.py)
+        f = head(case("heldout20", "sb3-972-pick-third-gpu"))
         assert f.id == "gpus-left-unused" and f.severity is Severity.WARN and "Using cpu device" in f.title
         assert "torch.cuda.is_available()" in f.fix
 
     def test_sibling_a_cpu_build_beside_the_gpu(self):
         # ultralytics/ultralytics#227: "pytorch 1.13.1+cpu" and "CUDA Version: 11.6", device=0 refused
-        f = after_answer(case("heldout20", "ultralytics-227-device-arg-cpu-torch"))  # (program-runs-on-cpu leads: test_controls_diagA30.py)
+        f = head(case("heldout20", "ultralytics-227-device-arg-cpu-torch"))
         assert f.id == "gpus-left-unused" and f.severity is Severity.WARN and "1.13.1+cpu" in f.title
         assert "download.pytorch.org/whl/cu" in f.fix
 
@@ -86,7 +85,7 @@ class TestGpusLeftUnusedOneProcess:
 
     def test_sibling_accelerate_run_with_python(self):
         # huggingface/accelerate#197: "# only one gpu used when run python script.py", the state of one process
-        f = after_answer(case("heldout20", "accelerate-197-python-launch-state"))  # (program-runs-on-cpu leads: test_controls_diagA30.py)
+        f = head(case("heldout20", "accelerate-197-python-launch-state"))
         assert f.id == "gpus-left-unused" and "accelerate launch" in f.fix
 
     def test_sibling_horovod_size_one(self):

@@ -11,7 +11,6 @@ from __future__ import annotations
 from gpudoctor import api
 from gpudoctor.core.findings import Severity
 from test_controls_classes6 import case
-from test_controls_diagA30 import after_answer
 from test_controls_diagC20 import found, head
 
 # a Keras-like run's progress (no failure, no end)
@@ -116,7 +115,7 @@ class TestGpusLeftUnusedProgramFallback:
 
     def test_sibling_a_program_that_found_no_gpu_and_went_on_on_the_cpu(self):
         # IAHispano/Applio#249 (heldout26): the GTX 10 card in the title, the program's own fallback line
-        f = after_answer(case("heldout26", "Applio-249-gtx10-gpu-not-detected"))  # (program-runs-on-cpu leads: test_controls_diagA30.py)
+        f = head(case("heldout26", "Applio-249-gtx10-gpu-not-detected"))
         assert f.id == "gpus-left-unused" and f.severity is Severity.WARN and "fell back to the CPU" in f.title
         assert "torch.cuda.is_available()" in f.fix and "get_arch_list" in f.fix  # what decides: a CPU build, the driver, a library, the arch
 

@@ -74,9 +74,8 @@ UNDECIDED = frozenset({"log-inconclusive"})
 # either, so never healthy; it exits 124 as timeout(1) would (core/exit_code.py), "ok": false.
 UNFINISHED = frozenset({"timeout-still-progressing"})
 # A hang or a GPU out of memory the reporter states beside a log that shows no error of it (diagnose's `log-said-hang`,
-# `log-said-oom`), or a GPU left unused that the program's own line states where that is the thread's failure
-# (`program-runs-on-cpu`): a warning, since no line of the log fails, but a failed run: exit 1, "ok": false.
-SAID_FAILED = frozenset({"log-said-hang", "log-said-oom", "program-runs-on-cpu"})
+# `log-said-oom`): a warning, since no line of the log decides it, but a failed run: exit 1, "ok": false.
+SAID_FAILED = frozenset({"log-said-hang", "log-said-oom"})
 # What a GPU tool's snapshot pasted to `diagnose` shows that makes a fault likely, though a
 # snapshot cannot prove it (checks/gpu_activity.py: ranks spinning in a collective, a rank idle
 # beside its peers; a GPU row nvidia-smi could not read at all; the hardware warnings `check`

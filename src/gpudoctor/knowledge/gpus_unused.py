@@ -24,9 +24,7 @@ names (commands/diagnose/analyse.py places it after them).
 The same decision for the run's other state lines (issue 35, the no-error-line rows of heldout19-23): what the run says
 of its device or its process count, compared with what the log shows of the GPUs and of the launch.
 - The device: the run's own line that names the device it uses, as the whole line (after a log prefix): SB3's `Using cpu
-  device` (DLR-RM/stable-baselines3#972), `Using device: cpu`, accelerate's `Device: cpu`, `Running on CPU`, and (issue 35,
-  diagA30) InvokeAI's `>> Using device_type CPU`, spaCy's `ℹ Using CPU`, CTranslate2's `Loaded model ... on device cpu:0`, a
-  program's flag `use_CUDA: False` (a Python bool: never a config's lower-case `use_cuda: false`); the latest one
+  device` (DLR-RM/stable-baselines3#972), `Using device: cpu`, accelerate's `Device: cpu`, `Running on CPU`; the latest one
   decides (a log with a CPU run and a GPU run appended after it ends on the GPU). A torch version that is a CPU build
   (`1.13.1+cpu`, ultralytics/ultralytics#227), torch's answer `CUDA available: False`, and the reporter's sentence that
   the job still uses the CPU ("it still tells me it is using cpu device", AI4Finance-Foundation/FinRL#926) say the same,
@@ -77,18 +75,14 @@ ASKED = re.compile(
 # The reporter's sentence that the job does not use the GPU (a thread's title or a post); not "works on CPU but not on GPU"
 # (explosion/spaCy#3112's title: the GPU run fails, issue 35, diagB30)
 SAID = re.compile(
-    rb"(?:\bnot|n't|\bnever)\s+(?:be\s+|being\s+|been\s+|even\s+|actually\s+|really\s+)?(?:use|uses|using|used|utili[sz]\w*|run(?:s|ning)?\s+on"
-    rb"|offload(?:s|ing|ed)?(?:\s+(?:on|to|onto))?|(?<!cpu but not )(?<!cpu, but not )on)\s+"  # "# Llamacpp not offloading on GPU" (maozdemir/privateGPT-colab#3)
+    rb"(?:\bnot|n't|\bnever)\s+(?:be\s+|being\s+|been\s+|even\s+|actually\s+|really\s+)?(?:use|uses|using|used|utili[sz]\w*|run(?:s|ning)?\s+on|(?<!cpu but not )(?<!cpu, but not )on)\s+"
     rb"(?:the\s+|my\s+|any\s+|a\s+)?(?:[\w-]+\s+)?GPUs?\b"
     rb"|\bGPUs?\s+(?:is\s+|are\s+|was\s+|were\s+)?(?:not|never)\s+(?:being\s+)?(?:used|utili[sz]ed)\b"
     rb"|\bGPU[- ](?:usage|util\w*)(?:\s*:\s*|\s+(?:is\s+|was\s+|stays\s+|at\s+)?(?:always\s+|still\s+)?)0\b"  # "the Volatile GPU-Util is always 0"
     rb"|\b0\s?%\s+GPU[- ]?(?:usage|util\w*)\b"  # "# 0% GPU utilization"
     rb"|\bonly\s+(?:uses?|using|used|utili[sz]\w*)\s+(?:a\s+|one\s+|1\s+|the\s+first\s+)?(?:single\s+)?GPU\b"
     rb"|\b(?:unable to|can ?not|can't|cannot) use (?:the |my )?GPU"
-    rb"|\bCPU\b[^.\n]{0,20}?\binstead of\s+(?:the\s+|my\s+|a\s+)?GPUs?\b"  # "# Training uses CPU instead of GPU"
-    # "# roop use CPU, not GPU render???", "how can I change to GPU mode instead of CPU" (s0md3v/roop#128)
-    rb"|\b(?:use|uses|using|runs?\s+on|running\s+on)\s+(?:the\s+)?CPU\s*,?\s+(?:and\s+)?not\s+(?:the\s+|my\s+)?GPUs?\b"
-    rb"|\bGPU(?:\s+mode)?\s+instead\s+of\s+(?:the\s+)?CPU\b",
+    rb"|\bCPU\b[^.\n]{0,20}?\binstead of\s+(?:the\s+|my\s+|a\s+)?GPUs?\b",  # "# Training uses CPU instead of GPU"
     re.IGNORECASE,
 )
 # Of those sentences, the ones that say the job cannot reach the GPU, not that it leaves it idle: "Alphafold3 docker
@@ -115,21 +109,10 @@ CPU = re.compile(
 # SB3's "Using cpu device" / "Using cuda device", "2026-02-14 09:55:19,852 - INFO - Using device: cpu", accelerate's state
 # "Device: cuda", "Running on CPU", the HF examples' "Process rank: 0, device: cuda:0, n_gpu: 1". Never a quoted key ('"device": "cpu"' of an offload section) nor a sentence around it.
 STATE = re.compile(
-    # (issue 35, diagA30: InvokeAI's ">> Using device_type CPU", spaCy's "ℹ Using CPU" / "ℹ Using GPU: 0" (explosion/spaCy#7120), a
-    # marker before the words; a reporter's arrow after them, "<-----", pointing at the line)
-    rb"^(?:[^\n\"'=]{0,80}?(?: - |\] |: | \| ))?[^\w\s\"'=]{0,4}[ \t]?(?:Using (?P<a>cpu|cuda|gpu|mps)(?::\d+)? device|(?:Using |Selected )?device(?:_type| used)?(?:[ \t]*[:=][ \t]*|[ \t]+)(?P<b>cpu|cuda|gpu|mps)(?::\d+)?"
-    rb"|(?:Running|Training|Train|Run) on (?:the )?(?P<c>cpu|gpu|cuda)(?: only)?|Using (?P<e>CPU|GPU(?=:[ \t]*\S))(?::[ \t]*\d+)?)(?:\W{0,3}|[ \t]+<-+[^\n]*)$"
-    # the GPU named after it, a whole line: "2025-10-07 22:59:56,622 - INFO - Using GPU: NVIDIA GeForce RTX 3050 6GB Laptop GPU" after a
-    # CPU run's "Using CPU" in the same file (heldout24w riddima15benjamin): the later line decides
-    rb"|^(?:[^\n\"'=]{0,80}?(?: - |\] |: | \| ))?[^\w\s\"'=]{0,4}[ \t]?Using (?P<h>GPU):[ \t]*[^\n]{1,120}$"
+    rb"^(?:[^\n\"'=]{0,80}?(?: - |\] |: | \| ))?(?:Using (?P<a>cpu|cuda|gpu|mps)(?::\d+)? device|(?:Using |Selected )?device(?: used)?\s*[:=]\s*(?P<b>cpu|cuda|gpu|mps)(?::\d+)?"
+    rb"|(?:Running|Training|Train|Run) on (?:the )?(?P<c>cpu|gpu|cuda)(?: only)?)\W{0,3}$"
     # the HF examples' line, mid-line: "Process rank: -1, device: cpu, n_gpu: 0, distributed training: False"
-    rb"|\bProcess rank: -?\d+, device: (?P<d>cpu|cuda|mps)\b"
-    # CTranslate2's (faster-whisper's) model load, mid-line: "[ctranslate2] [thread 2] [info] Loaded model whisper-small-ct2/ on
-    # device cpu:0" (SYSTRAN/faster-whisper#9)
-    rb"|\[ctranslate2\][^\n]*?\bLoaded model \S+ on device (?P<f>cpu|cuda)\b"
-    # a program's own flag that it uses CUDA, as a Python bool: CodeProject.AI's "detect_adapter.py: use_CUDA:    False in Server"
-    # (codeproject/CodeProject.AI-Server#26); never a config file's lower-case `use_cuda: false` nor a quoted key
-    rb"|\buse_?(?:cuda|gpu)\s*[:=]\s*(?P<g>(?-i:False|True))\b",
+    rb"|\bProcess rank: -?\d+, device: (?P<d>cpu|cuda|mps)\b",
     re.IGNORECASE | re.MULTILINE,
 )
 # A framework's own line that it looked for the GPU and fell back to the CPU, as a log line (after a log prefix, or the whole
@@ -137,10 +120,6 @@ STATE = re.compile(
 # CPU" (TensorFlow's "Skipping registering GPU devices..." is its own pattern, tensorflow-gpu-libraries-not-loaded)
 FALLBACK = re.compile(
     rb"^(?:[^\n\"'=]{0,100}?(?: - |\] |: |:| \| ))?\W{0,3}(?:No GPU/TPU found, falling back to CPU"
-    # (issue 35, diagA30) whisper.cpp's "whisper_backend_init_gpu: no GPU found" (ggml-org/whisper.cpp#3607: a CPU build, or no
-    # GPU its backends reach), TensorFlow's "Could not find cuda drivers on your machine, GPU will not be used." (google/deepvariant#1076):
-    # both printed on any machine without the GPU, as JAX's is (`on_cpu` keeps to a GPU the log shows or asks for)
-    rb"|whisper_backend_init_gpu: no GPU found|Could not find cuda drivers on your machine, GPU will not be used"
     # the class of the same line in every program's words (issue 35, heldout26's no-error-line rows): the GPU, or CUDA, not
     # found, then the CPU it goes on on, in the same line: Applio's "GPU not detected, reverting to CPU (not recommended)",
     # "CUDA not available. Training will be extremely slow on CPU.", "CUDA is not available, using CPU", "No CUDA GPUs are
@@ -213,10 +192,8 @@ BANNER_WORDS = (b"used: False", b"Num GPUs")
 # The words a block holds where each shape may be in it: a shape is searched only in a block that holds one of its own, as
 # the head of a GPU job's log says "GPU" and "cuda" on nearly every line
 GATES: tuple[tuple[re.Pattern[bytes], tuple[bytes, ...]], ...] = (
-    (STATE, (b"evice", b"on CPU", b"on cpu", b"on the CPU", b"on GPU", b"on gpu", b"on the GPU", b"on CUDA", b"on cuda", b"Using CPU", b"Using GPU",
-             b"use_CUDA", b"use_cuda", b"use_GPU", b"use_gpu", b"useCUDA", b"useGPU")),
-    (FALLBACK, tuple(w + cpu for w in (b"to ", b"to the ", b"se ", b"sing ", b"on ", b"on the ", b"un ") for cpu in (b"CPU", b"cpu"))
-     + (b"init_gpu: no GPU found", b"GPU will not be used")),
+    (STATE, (b"evice", b"on CPU", b"on cpu", b"on the CPU", b"on GPU", b"on gpu", b"on the GPU", b"on CUDA", b"on cuda")),
+    (FALLBACK, tuple(w + cpu for w in (b"to ", b"to the ", b"se ", b"sing ", b"on ", b"on the ", b"un ") for cpu in (b"CPU", b"cpu"))),
     (LAYERS, (b"layers to GPU", b"layers.offload")),
     (CPU_BUILD, (b"+cpu",)),
     (CUDA_ANSWER, (b"vailable", b"VAILABLE", b"physical_device:GPU")),
@@ -228,24 +205,17 @@ GATES: tuple[tuple[re.Pattern[bytes], tuple[bytes, ...]], ...] = (
     (WORLD, (b"orld", b"ORLD", b"Num processes", b"MEMBER", b"hvd.size", b"distributed mode")),
     (LAUNCHED, (b"nproc", b"num_processes", b"num-processes", b"horovodrun", b"mpirun", b"mpiexec", b"num_gpus", b"num-gpus", b"CUDA_VISIBLE_DEVICES=")),
 )
-# The fallback lines a program prints on any machine without the GPU, wanted or not: JAX's, whisper.cpp's, TensorFlow's
-ANY_MACHINE = ("TPU", "whisper_backend_init_gpu", "GPU will not be used")
 STATE_HEAD = 1 << 18  # the bytes of the input its state lines are read in
 ASKED_WORDS = (b"gpu", b"devices", b"accelerator", b"nproc", b"ddp")
 SAID_WORDS = (b"GPU", b"gpu", b"Gpu")
 CPU_WORDS = (b"cpu", b"cuda")
 
 
-def state_said(m: re.Match[bytes]) -> bytes:
-    """The device a STATE line names, lower case: cpu, cuda, gpu, mps, or a CUDA flag's true or false."""
-    return next(g for g in (m.group(k) for k in "abcdefgh") if g is not None).lower()
-
-
 class GpusUnused(HeadLines):
     """What the input's start-up lines say of the GPUs found and used, fed block by block (`feed`, `tee`): a framework
     says what it uses as it starts (HeadLines.HEAD, the first MiB; a thread's paste is shorter)."""
 
-    NEEDLES = BANNER_WORDS + ASKED_WORDS + SAID_WORDS + CPU_WORDS + (b"Using CPU", b"use_CUDA")
+    NEEDLES = BANNER_WORDS + ASKED_WORDS + SAID_WORDS + CPU_WORDS
 
     def __init__(self) -> None:
         super().__init__()
@@ -325,7 +295,7 @@ class GpusUnused(HeadLines):
             hit = shape.search(block, begin, end) if shape in shapes else None
             return self.around(block, begin, end, hit) if hit is not None else None
 
-        states = [(m.start(), "gpu" if (said := state_said(m)) in (b"cuda", b"gpu", b"true") else "cpu" if said == b"false" else said.decode("ascii"))
+        states = [(m.start(), "gpu" if (said := (m.group("a") or m.group("b") or m.group("c") or m.group("d")).lower()) in (b"cuda", b"gpu") else said.decode("ascii"))
                   for m in each(STATE)]
         states += [(m.start(), "fallback") for m in each(FALLBACK)]
         states += [(m.start(), "layers" if int(m.group(1) or m.group(2)) == 0 else "gpu") for m in each(LAYERS)]
@@ -362,23 +332,6 @@ class GpusUnused(HeadLines):
             stop = cut
         text = " ".join(block[start:stop].decode("utf-8", "replace").split())
         return number, text
-
-    def wanted(self) -> Optional[tuple[str, int, str]]:
-        """What shows the job meant the GPU (knowledge/runs_on_cpu.py): ("said", line, text), the reporter's sentence that
-        the GPU is not used or that the job still uses the CPU; ("asked", line, text), a GPU option or device the job asked
-        for; None where neither shows."""
-        said = self.said or self.said_cpu
-        if said is not None:
-            return ("said", *said)
-        asked = self.asked or self.cuda_asked
-        return ("asked", *asked) if asked is not None else None
-
-    def program_said(self) -> bool:
-        """The run's own line puts it on the CPU or on fewer GPUs (a banner, a device line, a process count, a CPU build of
-        torch, torch's answer False), not the reporter's sentence alone."""
-        # (Horovod's hvd.size() is never printed by Horovod: its count is the reporter's sentence, horovod/horovod#1378)
-        return (self.banner is not None or self.fewer() or self.world is not None and "hvd.size()" not in self.world[1]
-                or self.device is not None or self.build is not None or self.answer is not None and not self.answer[2])
 
     def said_line(self) -> str:
         """The reporter's sentence that the job does not use the GPU, with its line ('' when none)."""
@@ -436,7 +389,7 @@ class GpusUnused(HeadLines):
         state = self.device[2] if self.device is not None else ""
         # a program's own line that it looked for the GPU and went on on the CPU says the GPU was meant (JAX's says it of any
         # machine, and keeps to the rest: a GPU the log shows, or asks for)
-        own = cpu if state == "fallback" and not any(word in cpu[1] for word in ANY_MACHINE) else None
+        own = cpu if state == "fallback" and b"TPU" not in cpu[1].encode("utf-8") else None
         meant = self.cuda_asked or self.asked or self.said or self.said_cpu or own
         case = ("cpu-layers" if state == "layers" else "cpu-build" if self.build is not None else "cpu-fallback" if state == "fallback"
                 else "cpu-device" if sees else "cpu")

@@ -618,17 +618,14 @@ GPUS_LEFT_UNUSED = FindingKind(
     summary="""The job's own lines say GPUs are there and it does not use them, or uses fewer than it was launched for: Lightning's `GPU available:
 True (cuda), used: False` (case `none`: it runs on the CPU), or Unsloth's `Num GPUs = 2.` and then `Num GPUs used = 1`
 (case `fewer`); the run's line that names its device as the CPU (SB3's `Using cpu device`, `Using device: cpu`,
-accelerate's `Device: cpu`, InvokeAI's `Using device_type CPU`, spaCy's `ℹ Using CPU`, CTranslate2's `Loaded model ... on
-device cpu:0`, a program's flag `use_CUDA: False`; the latest such line counts, and `Using GPU: <name>` after it is a GPU's), a torch version that is a CPU build (`1.13.1+cpu`), torch's
+accelerate's `Device: cpu`; the latest such line counts), a torch version that is a CPU build (`1.13.1+cpu`), torch's
 `CUDA available: False`, or the reporter's sentence that the job still uses the CPU, beside a GPU the log shows
 (nvidia-smi's header, `CUDA Version: 11.6`, a GPU's name, torch's `CUDA available: True`) or asks for (`device="cuda:0"`,
 `device=0`, `CUDA_VISIBLE_DEVICES=0`): case `cpu-build` (the torch shown is a CPU build), `cpu-device` (torch says it sees
 the GPU), `cpu` (the log does not say which), `cpu-fallback` (the framework's own line that it fell back to the CPU:
 JAX's `No GPU/TPU found, falling back to CPU`, and any program's line that it found no GPU or CUDA and goes on on the CPU,
 Applio's `GPU not detected, reverting to CPU`, `CUDA not available. Training will be extremely slow on CPU.`: such a line
-shows the GPU was wanted; whisper.cpp's `whisper_backend_init_gpu: no GPU found` and TensorFlow's `Could not find cuda
-drivers on your machine, GPU will not be used.` are printed on any machine without the GPU, as JAX's is, so they need a GPU
-the log shows or asks for, and its fix is the check that decides between a CPU-only build, the driver, a library that did
+shows the GPU was wanted, and its fix is the check that decides between a CPU-only build, the driver, a library that did
 not load and the GPU's architecture;
 TensorFlow's is `tensorflow-gpu-libraries-not-loaded`, onnxruntime's `onnxruntime-cuda-provider-failed`), `cpu-layers`
 (llama.cpp's `offloaded 0/33 layers to GPU`, Ollama's `layers.offload=0`); the run's line that it is one process (`world_size: 1`, `World size (gpu
@@ -703,37 +700,6 @@ the answer.""",
     fix="nvidia-smi   # while the job runs: no process of the job = it runs on the CPU (then in the job's environment: python -c \"import torch; print(torch.__version__, torch.cuda.is_available(), torch.cuda.device_count())\" for PyTorch, python -c \"import tensorflow as tf; print(tf.config.list_physical_devices('GPU'))\" for TensorFlow, the program's own device option otherwise); its process holding memory at 0 % = the GPU waits on data loading; one GPU of several busy = one process (torchrun --nproc_per_node <GPUs>, horovodrun -np <GPUs>), or another GPU than the chosen one (CUDA_VISIBLE_DEVICES=<n> python train.py: set before the program starts)",
 )
 
-
-
-# The program's own line that it runs without the GPU, where the thread's failure is that (knowledge/runs_on_cpu.py).
-PROGRAM_RUNS_ON_CPU = FindingKind(
-    id="program-runs-on-cpu",
-    severity=Severity.WARN,
-    when="exit 1: the program's own line says it runs on the CPU (or on fewer GPUs than asked), the thread's failure is the GPU left unused, and the log shows no failure and no end",
-    area=AREA,
-    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste",
-    summary="""The answer where the program's own line says the work runs without the GPU and nothing else in the log decides
-the run: onnxruntime's providers that hold the CPU alone, sherpa-onnx's "Please compile with -DSHERPA_ONNX_ENABLE_GPU=ON ...
-Fallback to cpu!", Ollama's `runners=[cpu]` ([gpu-backend-not-built](../patterns/gpu-backend-not-built.md)); onnxruntime's CUDA
-provider that did not load; TensorFlow's GPU it skipped; a program's probe that found no GPU; the run's device line (`Using
-cpu device`, `Using device_type CPU`, `use_CUDA: False`), llama.cpp's `offloaded 0/35 layers to GPU`, a banner of fewer GPUs
-used than found, a world size of 1 under a launch of several ([gpus-left-unused](gpus-left-unused.md)). It is the answer
-only where the thread's failure is a GPU left unused: the reporter's words say so, the job asked for the GPU, or the line
-itself says the GPU was asked for and refused; and where the log shows no failure and no end (lines that only mention an
-error are kept beside it). A warning, never an error: a run meant for the CPU prints the same line, so the job that chose
-the CPU (`--cpu`, `--device cpu`), a log that ends, and a log whose failure is another (an error line, the reporter's hang or
-out of memory) do not get it. The finding that read the line follows it, with its own words.""",
-    evidence="""`the program says`: the program's line, with its line number; `finding`: the id of the finding that read it;
-`the reporter says` or `the job asked for the GPU`: what shows the GPU was meant (none where the line itself says it);
-`lines that speak of an error`: lines that mention an error no rule reads, where the log has them.""",
-    title={
-        "cpu": "the program says it runs on the CPU, not the GPU{detail} (line {line}: {said}); {meant}",
-        "fewer": "the program says it uses fewer GPUs than the job asked for (line {line}: {said}); {meant}",
-    },
-    why=("The program's own line says where the work runs, and it is not the GPU: the build has no GPU backend (a CPU package, a library built without its GPU option), the GPU backend did not load (a CUDA or cuDNN library missing or of another version), the process sees no GPU (the driver, a container "
-         "without the GPU), or the option that asks for the GPU (or for one process per GPU) did not reach the program. Nothing fails for it: the run is slow and the GPU idle, so no error line exists, and this line is the answer. The finding that read it ({finding}, after this one) says which of these its words name."),
-    fix="{fix}",
-)
 
 # A loss that grows by orders of magnitude in a run's progress lines (knowledge/progress.py `Progress.diverging`).
 LOSS_DIVERGING = FindingKind(

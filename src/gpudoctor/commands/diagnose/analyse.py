@@ -30,7 +30,6 @@ from gpudoctor.knowledge.said_oom import SaidOom
 from gpudoctor.knowledge.setting import VM, WSL, SettingSeen
 from gpudoctor.knowledge.remedy import remedy_step
 from gpudoctor.knowledge.reported import REPORTED_PLACE, Reported
-from gpudoctor.knowledge.runs_on_cpu import runs_on_cpu
 from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import SAID_WORDS, Diagnosis
 from gpudoctor.knowledge.title_said import title_label_words, title_reports_failure
@@ -113,9 +112,6 @@ def diagnose(target: Target, stream: Optional[BinaryIO] = None) -> Report:
             answer = None
         elif (oom := said_oom(d, answer, None) if target.kind != "folder" else None) is not None:
             findings.insert(verdict_place(findings), oom)  # the reporter's words name the failure the log does not show
-            answer = None
-        elif (cpu := on_cpu(d, findings, answer) if target.kind != "folder" else None) is not None:
-            findings.insert(0, cpu)  # the program's own line that it runs without the GPU, where that is the thread's failure
             answer = None
     elif target.kind != "folder" and (oom := said_oom(d, None, findings[0])) is not None:
         findings.insert(0, oom)  # the reporter's words name what the log's cut traceback does not say
@@ -379,16 +375,6 @@ def said_hang(d: Diagnosis, answer: Finding) -> Optional[Finding]:
     return LOG_SAID_HANG(case=stopped.stage, evidence=evidence, said=said[0], last=last[0] if last else 0,
                          joined=detail, step=detail, at=detail, cut=detail,
                          shown="the log's" if stopped.whose == "log" else "the reporter's words,")
-
-
-def on_cpu(d: Diagnosis, findings: list[Finding], answer: Finding) -> Optional[Finding]:
-    """`program-runs-on-cpu` (knowledge/runs_on_cpu.py): the program's line that it runs without the GPU, as the answer
-    where the log is otherwise undecided and the thread's failure is a GPU left unused; None otherwise."""
-    if answer.id != LOG_INCONCLUSIVE.id:
-        return None
-    case = "reported" if "reported" in answer.evidence else undecided_case(answer)
-    spoken = answer.evidence.get("lines that speak of an error") or []
-    return runs_on_cpu(findings, d.gpus_unused, case, list(spoken), thread=d.paste.title is not None)
 
 
 # The evidence kinds of an unrecognised failure that show only where it happened, not what it was: a traceback cut before
