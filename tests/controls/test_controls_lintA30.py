@@ -54,6 +54,27 @@ class TestDistWithoutInitBarrierInScriptFunction:
             .replace("SETUP", "init_distributed_mode(args)")
         assert found(code, self.rule) == []
 
+    def test_control_a_trainer_starts_the_group_first(self):
+        # a SageMaker FSDP run_clm.py (the mature-repository control): TrainingArguments starts the group under
+        # torchrun, and the final barrier comes after trainer.train()
+        code = """
+            import torch.distributed as dist
+            from transformers import Trainer, TrainingArguments
+
+            def training_function(args):
+                training_args = TrainingArguments(output_dir="/tmp", fsdp=args.fsdp)
+                trainer = Trainer(model=model, args=training_args, train_dataset=dataset)
+                trainer.train()
+                dist.barrier()
+
+            def main():
+                training_function(parse_args())
+
+            if __name__ == "__main__":
+                main()
+        """
+        assert found(code, self.rule) == []
+
     def test_sibling_get_rank_under_no_test_is_an_error(self):
         # nothing starts a group and nothing tests whether the call runs: it raises on every run
         code = HF_TEMPLATE.replace("SETUP", "rank = torch.distributed.get_rank()")

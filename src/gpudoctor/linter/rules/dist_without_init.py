@@ -136,7 +136,10 @@ class DistWithoutInit(Rule):
     such a function: transformers' run_language_modeling template with its set-up block cut out keeps its
     `if args.local_rank not in [-1, 0]: torch.distributed.barrier()` pair, and under the launcher that
     passes `--local_rank` the first barrier raises (lint heldout27b u022; a warning under that test, an
-    error under none).
+    error under none). Only where nothing before it on that path could start a group: a library's object
+    (transformers' `TrainingArguments`, which starts the group under torchrun) or any call of another module
+    before it leaves it unsaid (a SageMaker FSDP `run_clm.py`'s barrier after `trainer.train()`, the
+    mature-repository control).
 
     Not flagged: calls under an `is_initialized()` / `is_available()` test (or a
     helper whose name says it, `is_dist_avail_and_initialized()`), nor after an `if` on a function of
@@ -539,6 +542,11 @@ class DistWithoutInit(Rule):
         # decides whether it runs at all: where it holds, it raises (lint heldout26c u020, its reader a warning)
         test = next((t for t in file.conditions(use)
                      if file.function(t) is file.function(use) and type(t) is not ast.Constant), None)
+        if may and what.endswith("()"):
+            # a call that asks the group (not a wrapper built) after a library's object that may start one: the
+            # Trainer's TrainingArguments starts it under torchrun (the mature-repository control: a SageMaker FSDP
+            # run_clm.py's final barrier after trainer.train())
+            return None
         if not may and test is not None:
             return Hit(use, severity=WARNING, message=f"{said}, under `{ast.unparse(test)[:60]}` (line {test.lineno}): "
                        "wherever that holds it raises 'Default process group has not been initialized'")
