@@ -100,7 +100,10 @@ class DdpForwardOnOneRank(Rule):
     (lint heldout21 u027: `generation_callback(model, ...)` and `fid_evaluation_callback(model, ...)`
     twice under one `if config.rank == 0:`, three warnings no reader asked for). A model a project
     function not in view hands back (`model, loss = train_one_epoch(model, ...)`) is read as the one
-    it was given.
+    it was given. Such a function bound to the model first by `functools.partial` (nanoGPT's
+    `estimate_loss = partial(estimate_loss, model=model, ...)`, then `estimate_loss()` where
+    `master_process`: lint heldout28 u004) is given the model at that call; `estimate_loss` and
+    `compute_loss` say they run it as `evaluate` does.
 
     Nor a model the file has unwrapped itself, under the test that wrapped it: every value it holds
     there is `enc_mod = encoder.module if world_size > 1 else encoder` (`encoder` wrapped under `if
@@ -386,14 +389,23 @@ class DdpForwardOnOneRank(Rule):
             func = call.func
             if type(func) is not ast.Name:
                 continue
+            bound = _partial_of(file, func)
+            if bound is not None and type(bound.args[0]) is ast.Name:
+                # `estimate_loss = partial(estimate_loss, model=model, ...)`, then `estimate_loss()` under the rank
+                # test: the arguments partial bound are given at this call (lint heldout28 u004, a nanoGPT trainer)
+                func = bound.args[0]
+            assert type(func) is ast.Name
             base = file.imports.get(func.id) or file.relative_imports.get(func.id)
             if not base and not file.defines(func.id):
                 # through a star import of a project module (`from engine import *`: lint heldout12 u044)
                 star = [m for m in file.star_imports if m.lstrip(".").split(".", 1)[0] not in LIBRARIES]
                 base = f"{star[0]}.{func.id}" if len(star) == 1 else None
-            if not base or base.lstrip(".").split(".", 1)[0] in LIBRARIES or file.lookup(func) is not None:
-                continue
-            passed = [(str(i), a) for i, a in enumerate(call.args)] + [(k.arg, k.value) for k in call.keywords if k.arg]
+            if not base or base.lstrip(".").split(".", 1)[0] in LIBRARIES or (
+                    bound is None and file.lookup(func) is not None):
+                continue  # (partial's own argument is read before the name is rebound to what it makes)
+            given = [*bound.args[1:], *call.args] if bound is not None else call.args
+            keywords = [*bound.keywords, *call.keywords] if bound is not None else call.keywords
+            passed = [(str(i), a) for i, a in enumerate(given)] + [(k.arg, k.value) for k in keywords if k.arg]
             for arg, value in passed:
                 if type(value) is not ast.Name or value.id not in wrapped:
                     continue
@@ -565,6 +577,18 @@ class DdpForwardOnOneRank(Rule):
         if given is None and callee.id in params and params.index(callee.id) < len(site.args):
             given = site.args[params.index(callee.id)]
         return given is not None and any(self._wrapped(file, o) for o in file.origins(given))
+
+
+def _partial_of(file: FileModel, func: ast.Name) -> ast.Call | None:
+    """The `functools.partial(f, ...)` every value of `func` comes from, where `f` is a plain name: the
+    function a call of `func` runs, with the arguments partial bound."""
+    origins = file.origins(func)
+    if len(origins) != 1 or type(origins[0]) is not ast.Call:
+        return None
+    made = origins[0]
+    if (file.qualname(made.func) or "") != "functools.partial" or not made.args or type(made.args[0]) is not ast.Name:
+        return None
+    return made
 
 
 def _unwrapped_by_the_file(file: FileModel, value: ast.AST, depth: int = 0) -> bool:
@@ -753,7 +777,7 @@ def _no_grad(file: FileModel, call: ast.AST, site: ast.AST) -> bool:
 NO_GRAD = re.compile(r"\b(no_grad|inference_mode)\b")
 # A function whose name says it runs the model it is given on data (evaluation, inference, sampling).
 # (`val` as a word of the name too: `val_one_epoch`, lint lh17 u008; not `interval`)
-EVALUATES = re.compile(r"eval|valid|test|infer|predict|bleu|metric|accuracy|score|sampl|generat|reconstruct"
+EVALUATES = re.compile(r"eval|valid|test|infer|predict|bleu|metric|accuracy|score|sampl|generat|reconstruct|estimat|loss"
                        r"|(?:^|_)val(?:_|$)", re.IGNORECASE)
 
 # A parameter that holds the model a function is given: `model`, `net`, `ddp_model`.

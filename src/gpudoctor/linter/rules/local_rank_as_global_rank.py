@@ -121,7 +121,9 @@ class LocalRankAsGlobalRank(Rule):
     Under torchrun or torch.distributed.launch the local rank comes from a launcher that starts
     several nodes as readily as one; on a second node its first process takes the branch too and
     writes the same files (on a shared filesystem, at the same time). One diagnostic per file, at
-    the first such test (where the reader's eye goes), naming the tests that write. Not said: a
+    the first such test (where the reader's eye goes), naming the tests that write; `local_rank == 1` picks one
+    process of each node as `== 0` does (lint heldout27b u020's save gate, which its first test, setting the
+    log level, then names). Not said: a
     spawned program (its local index is the rank of a one-machine job), a group sized by the GPU
     count, or a file whose group rank or RANK is the local rank (rank-from-local-rank says that
     cause); tests that guard only printing or a progress bar (the output doubles, nothing is
@@ -259,22 +261,25 @@ class LocalRankAsGlobalRank(Rule):
         if not tests or _chooses_the_global_rank_too(file, [node for node, _ in tests]):
             return
         writing = []
-        for node, _ in tests:
+        for node, how in tests:
             what = _writes(file, _guarded(file, node))
             if what:
-                writing.append((node.lineno, what))
+                writing.append((node.lineno, node.col_offset, what, node, how))
         if not writing:
             return  # printing or a progress bar only: doubled output, nothing overwritten
         first, how = min(tests, key=lambda t: (t[0].lineno, t[0].col_offset))
-        line, what = min(writing)
+        # (a save before a folder: what the message names first)
+        line, _, what, _, _ = min(writing, key=lambda w: (w[2] in FOLDER_ONLY, w[0], w[1]))
         where = "here" if line == first.lineno else f"at line {line}"
-        yield Hit(first, message=f"`{ast.unparse(first)[:60]}` takes the first process of each node "
+        which = "the first process" if not (type(first) is ast.Compare and (constant(first.comparators[0], int) or 0) > 0) \
+            else f"process {constant(first.comparators[0], int)}"
+        yield Hit(first, message=f"`{ast.unparse(first)[:60]}` takes {which} of each node "
                   f"({how}), and it guards writing files ({what} {where}): right on "
-                  "one node; under a multi-node launch (torchrun --nnodes 2 or more) the first process of every "
+                  f"one node; under a multi-node launch (torchrun --nnodes 2 or more) {which} of every "
                   "node writes the same files too, at the same time on a shared filesystem; the number of nodes "
                   "decides it",
                   fix="if dist.get_rank() == 0:  # one process in the whole job (RANK)",
-                  also=tuple(sorted({n for n, _ in writing} - {first.lineno})))
+                  also=tuple(sorted({w[0] for w in writing} - {first.lineno})))
 
     @staticmethod
     def _local_main_tests(file: FileModel) -> list[tuple[ast.expr, str]]:
@@ -296,7 +301,9 @@ class LocalRankAsGlobalRank(Rule):
         if len(test.ops) != 1:
             return ""
         op, right = test.ops[0], test.comparators[0]
+        # (`local_rank == 1`: one process of each node, as `== 0` is: lint heldout27b u020's save gate)
         if not (type(op) in (ast.Eq, ast.NotEq, ast.LtE, ast.Gt) and constant(right, int) == 0) and not (
+                type(op) in (ast.Eq, ast.NotEq) and (constant(right, int) or 0) > 0) and not (
                 type(op) in (ast.In, ast.NotIn) and isinstance(right, (ast.List, ast.Tuple, ast.Set))
                 and {_signed(e) for e in right.elts} in ({0}, {-1, 0})):
             return ""
@@ -343,14 +350,19 @@ class LocalRankAsGlobalRank(Rule):
     @staticmethod
     def _shard_by_local(file: FileModel, call: ast.Call) -> Iterator[Hit]:
         """A DistributedSampler, or a call that is given the job's world size beside it
-        (`get_dataloader(..., rank=args.local_rank, world_size=dist.get_world_size())`),
+        (`get_dataloader(..., rank=args.local_rank, world_size=dist.get_world_size())`,
+        `load_metric(..., num_process=world_size, process_id=local_rank)`),
         told its rank by a local index: the shard is chosen per node, so the first
         process of every node reads the same shard."""
         sampler = file.is_call_to(call, "DistributedSampler", TORCH)
-        value = keyword(call, "rank", 2) if sampler else keyword(call, "rank")
+        # (datasets' and evaluate's `load_metric(..., num_process=world_size, process_id=local_rank)` too: its process
+        # 0 gathers every process's predictions by that id; lint heldout27 u010)
+        value = keyword(call, "rank", 2) if sampler else next(
+            (v for k in ("rank", "process_id") if (v := keyword(call, k)) is not None), None)
         if value is None or file.is_call_to(call, "init_process_group", TORCH):
             return  # (init_process_group's rank: rank-from-local-rank)
-        size = keyword(call, "num_replicas", 1) if sampler else keyword(call, "world_size") or keyword(call, "num_replicas")
+        size = keyword(call, "num_replicas", 1) if sampler else (keyword(call, "world_size") or keyword(call, "num_replicas")
+                                                                  or keyword(call, "num_process"))
         if not sampler and (size is None or not is_world_size(file, size)):
             return
         if size is not None and one_node_size(file, size):
@@ -361,9 +373,12 @@ class LocalRankAsGlobalRank(Rule):
             return  # (a value that is the global rank on another path is not said)
         what = "DistributedSampler" if sampler else f"{ast.unparse(call.func)[:40]}()"
         # (the sampler is said where it is built, as the sampler rules say it; another call at its argument)
+        harm = ("takes the same shard as the first node's, and a shard of the data is never read"
+                if keyword(call, "process_id") is not value else
+                "claims the same process id as the first node's, and what the processes hand in is gathered by "
+                "id (one node's results overwrite the other's, or the gather waits for an id never given)")
         yield Hit(call if sampler else value, message=f"{what} is told its rank by {how}, an index on this node, beside the job's world "
-                  "size: right on one node; on a second node its first process takes the same shard as the first "
-                  "node's, and a shard of the data is never read",
+                  f"size: right on one node; on a second node its first process {harm}",
                   fix="rank=dist.get_rank()  # the global rank: each process its own shard",
                   # one cause, one diagnostic: the samplers (and calls) told their rank by the same local index, said
                   # at the first, naming the others and the `rank=` line a reader may point at rather than the call
@@ -518,13 +533,18 @@ def _reads_only(call: ast.Call) -> bool:
     return text is not None and not set(text) & set("wax+")
 
 
+# What `_writes` says of a block that only makes a folder.
+FOLDER_ONLY = frozenset({"`makedirs()`", "`mkdir()`"})
+
+
 def _writes(file: FileModel, block: list[ast.stmt]) -> str:
-    """The first call in `block` that writes files, as `name()`, or ""."""
+    """The first call in `block` that writes files, as `name()` (one that writes more than a folder first), or ""."""
+    found = []
     for stmt in block:
         for node in ast.walk(stmt):
             # (a private helper's name too: the DDP tutorial's `self._save_snapshot(epoch)`, lint heldout25 u014..u018
             # and its multi-node copies in heldout25b)
             if type(node) is ast.Call and (WRITES.match(terminal_name(node.func).lstrip("_"))
                                            or file.qualname(node.func) == "wandb.init") and not _reads_only(node):
-                return f"`{terminal_name(node.func)}()`"
-    return ""
+                found.append(f"`{terminal_name(node.func)}()`")
+    return next((w for w in found if w not in FOLDER_ONLY), found[0] if found else "")

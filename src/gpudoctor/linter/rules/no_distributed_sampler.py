@@ -4,8 +4,8 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import (is_ddp_wrapper, is_distributed_sampler, is_loader, iterated_origins, loader_arg,
-                                     never_run)
+from gpudoctor.linter.idioms import (data_parallel_framework, is_ddp_wrapper, is_distributed_sampler, is_loader,
+                                     iterated_origins, loader_arg, never_run)
 from gpudoctor.linter.model import FileModel, constant, identifiers, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
@@ -18,6 +18,9 @@ SHARDS = re.compile(r"\bprepare\(|\.shard\(|split_dataset_by_node|num_replicas|\
 # loader's own check reads.
 ENGINE_SHARDS = re.compile(r"\bprepare\(|\.shard\(|split_dataset_by_node|num_replicas|\bShardSampler|lightning|"
                            r"DistributedSampler\(|DistributedBatchSampler", re.IGNORECASE)
+# ... the same where the loaders are accelerate's to split: the file's own cuts, not `prepare(`.
+OWN_SHARDS = re.compile(r"\.shard\(|split_dataset_by_node|num_replicas|\bShardSampler|split_between_processes|"
+                        r"DistributedSampler\(|DistributedBatchSampler|\bsampler\s*=\s*(?!None)", re.IGNORECASE)
 # A loop that trains: it backpropagates or steps an optimizer (or an engine).
 STEPS = re.compile(r"\.backward\(|\.step\(")
 # A test that tells the distributed run from the single-process one (`if opts.dist_mode == 'ddp':`).
@@ -71,6 +74,16 @@ class NoDistributedSampler(Rule):
     The dataset's own construction is read for the rank through the names it is built from, not
     through the attributes of a namespace (`load_data(args.train_path)` does not read `args`'s
     parser, whose `--local_rank` says nothing of the dataset).
+
+    And where the engine is accelerate's: `accelerator.prepare(...)` replaces each DataLoader it is given
+    by one that gives each process its share; a training loader the file never hands to it (the model,
+    optimizer and scheduler prepared, the loader left out) feeds every process all the data. Flagged where
+    the file shows it runs as several processes (a launcher named, or accelerate's multi-process API used:
+    `data_parallel_framework`), the loader (by the names it is bound to) is in no `prepare` call, and a
+    loop that steps iterates it; not where any `prepare` is given a function's parameter or a starred
+    list (what it prepares is not read), nor where the file cuts its data itself. A warning. Asked for by
+    lint heldout27c u023 and heldout28 u006's readers (a diffusion trainer's and a forecasting
+    trainer's train loader left out of `accelerator.prepare`).
     """
 
     id = "no-distributed-sampler"
@@ -81,7 +94,8 @@ class NoDistributedSampler(Rule):
     needles = ("DataLoader",)
 
     def relevant(self, text: str) -> bool:
-        return "DataLoader" in text and ("DistributedDataParallel" in text or "deepspeed" in text)
+        return "DataLoader" in text and ("DistributedDataParallel" in text or "deepspeed" in text
+                                         or "Accelerator" in text)
 
     VALID = (
         '''
@@ -130,6 +144,7 @@ class NoDistributedSampler(Rule):
         engines = list(file.calls_to("initialize", ("deepspeed",)))
         deepspeed = bool(engines) and all(keyword(c, "training_data") is None for c in engines)
         if not deepspeed and not any(is_ddp_wrapper(file, c) for c in file.calls):
+            yield from self._unprepared(file)
             return  # (a DeepSpeed engine given training_data builds its own DistributedSampler)
         if (ENGINE_SHARDS if deepspeed else SHARDS).search(file.text):
             return
@@ -177,6 +192,51 @@ class NoDistributedSampler(Rule):
                       "sampler=sampler); or deepspeed.initialize(..., training_data=dataset) and iterate the "
                       "loader it returns")
 
+    def _unprepared(self, file: FileModel) -> Iterator[Hit]:
+        """accelerate's shape: a training loader, shuffled or read in order, that no `prepare` call is given."""
+        framework = data_parallel_framework(file)
+        if framework is None or terminal_name(framework.func) != "Accelerator" or OWN_SHARDS.search(file.text):
+            return
+        prepares = [c for c in file.calls if terminal_name(c.func).startswith("prepare")
+                    and type(c.func) is ast.Attribute]
+        if not prepares:
+            return
+        given: set[str] = set()
+        for prep in prepares:
+            for arg in [*prep.args, *(k.value for k in prep.keywords)]:
+                if type(arg) is ast.Starred:
+                    return  # `prepare(*objects)`: what it prepares is not read
+                for name in (n for n in ast.walk(arg) if type(n) is ast.Name):
+                    func = file.function(prep)
+                    if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) and name.id in {
+                            a.arg for a in [*func.args.posonlyargs, *func.args.args, *func.args.kwonlyargs]}:
+                        return  # a parameter prepared: the loader a caller hands it may be this one
+                    given.add(name.id)
+        for call in file.calls:
+            if not is_loader(file, call) or loader_arg(call, "batch_sampler") is not None:
+                continue
+            how = self._whole(file, call, False)
+            if not how or any(file.is_rank_test(t) for t in file.conditions(call)) or never_run(file, call):
+                continue
+            names = _bound_names(file, call)
+            if not names or names & given:
+                continue
+            loops = [loop for loop in file.for_loops
+                     if {n.id for n in ast.walk(loop.iter) if type(n) is ast.Name} & names
+                     and STEPS.search(ast.unparse(loop))]
+            if not loops:
+                continue
+            dataset = loader_arg(call, "dataset")
+            if dataset is None or self._per_rank(file, dataset):
+                continue
+            first = min(prepares, key=lambda c: c.lineno)
+            yield Hit(call, message=f"DataLoader over `{ast.unparse(dataset)[:40]}` {WHOLE[how]}, and it is never "
+                      f"passed to accelerator.prepare (line {first.lineno} prepares "
+                      f"{', '.join(ast.unparse(a) for a in first.args)[:60] or 'others'}): under a launch of several "
+                      f"processes (`{ast.unparse(framework.func)}(...)`, line {framework.lineno}) every process "
+                      f"trains on all of the data{ORDER[how]} (the loop on line {loops[0].lineno})",
+                      fix="model, optimizer, train_dataloader = accelerator.prepare(model, optimizer, train_dataloader)")
+
     @staticmethod
     def _whole(file: FileModel, call: ast.Call, deepspeed: bool) -> str:
         """How the loader reads the whole dataset: "shuffled" (`shuffle=True`, no sampler), "random"
@@ -219,6 +279,43 @@ WHOLE = {"shuffled": "shuffles the whole dataset (shuffle=True)",
          "in order": "reads the whole dataset in order (no sampler)"}
 ORDER = {"shuffled": ", each in its own order", "random": ", each in its own order",
          "in order": ", the same batches on every rank"}
+
+
+def _bound_names(file: FileModel, call: ast.Call) -> set[str]:
+    """The names `call`'s value is bound to: its assignment's, then those of assignments whose value reads
+    one of them (`active = train_loader`, `loader = skip_first_batches(train_loader, n)`), and the names a
+    function of the file that returns it is bound to at its calls (position by position)."""
+    names: set[str] = set()
+    stmt = file.statement(call)
+    if type(stmt) is ast.Assign and stmt.value is call:
+        names |= {t.id for t in stmt.targets if type(t) is ast.Name}
+    elif type(stmt) is ast.Assign and isinstance(stmt.value, ast.Call) and call in stmt.value.args:
+        return set()  # built inside another call: what that call makes of it is not read
+    if not names:
+        return names
+    func = file.function(call)
+    for ret in (n for n in ast.walk(func) if type(n) is ast.Return) if func is not None else ():
+        assert func is not None
+        values = ret.value.elts if type(ret.value) is ast.Tuple else [ret.value]
+        for index, value in enumerate(values):
+            if type(value) is ast.Name and value.id in names:
+                for site, _ in file.call_sites.get(func, []):
+                    up = file.statement(site)
+                    if type(up) is ast.Assign and up.value is site:
+                        for target in up.targets:
+                            element = target.elts[index] if type(target) is ast.Tuple and index < len(target.elts) \
+                                else None
+                            if type(element) is ast.Name:
+                                names.add(element.id)
+                            elif type(target) is ast.Name and len(values) == 1:
+                                names.add(target.id)
+    for _ in range(2):
+        for node in ast.walk(file.tree):
+            if type(node) is ast.Assign and len(node.targets) == 1 and type(node.targets[0]) is ast.Name \
+                    and {n.id for n in ast.walk(node.value) if type(n) is ast.Name} & names \
+                    and not (isinstance(node.value, ast.Call) and terminal_name(node.value.func).startswith("prepare")):
+                names.add(node.targets[0].id)
+    return names
 
 
 def _single_process_arm(file: FileModel, node: ast.AST) -> bool:

