@@ -226,6 +226,8 @@ class TestJobIdleNeedsTheJobOnTheGpu:
 
 
 class TestErrorQuotedInABlockOfItsOwn:
+    verdict = "script-arguments-refused"  # an error set apart in its own block keeps its verdict (no rule reads the block)
+
     def test_sibling_an_error_set_apart_above_its_launch_lines_stays_the_failure(self):
         # hiyouga/LlamaFactory#6075: the parser's error in a block of its own, then the launcher's spawn line: the run's own
         # failure (the shape OpenGVLab/LLaMA-Adapter#144's earlier attempt's OOM shares: the paste does not tell them apart)
