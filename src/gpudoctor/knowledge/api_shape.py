@@ -117,7 +117,7 @@ def unshown(fields: dict) -> tuple[str, str]:
                  else "the message does not name its class: the traceback's last frame in the full output names its file; `pip show PACKAGE` its version")
     if taken_for_tensor(fields):
         attribute = str(fields.get("attribute"))
-        why = " ".join(WHY_BUILTIN.replace("TYPE", owner).replace("ATTR", attribute).split())
+        why = " ".join(WHY_BUILTIN.replace("TYPE", str(owner or "")).replace("ATTR", attribute).split())
         fix = " ".join(FIX_BUILTIN.replace("VALUE", "x").replace("ATTR", attribute).split())
         return why, fix
     why = " ".join(WHY.replace("NAME", name).split())
