@@ -171,8 +171,10 @@ class TestValueRefusedThroughAnotherLibrary:
                "ValueError: Found input variables with inconsistent numbers of samples: [151, 152]\n")
 
     def test_control_a_value_refused_behind_another_librarys_frames_is_not_decided(self):
+        # whose value it was is not decided (the fix says what decides it); that the run failed there is (its traceback)
         [f] = found(self.SPACY, "library-refused-value")
-        assert f.severity.value == "warn" and f.evidence["passed_through"] == "spacy"
+        assert f.severity.value == "error" and f.evidence["passed_through"] == "spacy"
+        assert "what decides it" in f.evidence
         assert "spacy made it" in f.fix and "make the value meet" not in f.fix
 
     def test_sibling_a_value_refused_by_the_library_the_user_called_stays_the_error(self):

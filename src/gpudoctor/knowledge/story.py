@@ -1567,9 +1567,9 @@ class Diagnosis:
         elif seen.first.fields.get("read_as") == p.id and seen.first.fields.get("step"):
             fix = f"{seen.first.fields['step']}; {fix}"  # a fault read by its code: its row's own step first (a native program's)
             if p.id == REFUSED_VALUE and seen.first.fields.get("passed_through"):
-                # another package between the user's call and the raiser: whose value it refused is not decided (classes23c.py)
+                # another package between the user's call and the raiser: whose value it refused is not decided (classes23c.py),
+                # so the fix says what decides it; that the run failed there is decided by the traceback, so it stays the cause
                 fix = seen.first.fields["step"]
-                severity = Severity.WARN if severity is Severity.ERROR else severity
         if (fit := setting_fix.fitted(p.id, why, self.setting, seen.first.line)) is not None:
             # the fix of the setting the log shows (knowledge/setting_fix.py): the Windows driver under WSL, a pod's GPU request,
             # a Ray trial's, an engine's memory flags, a rebuild of the program whose kernel raised

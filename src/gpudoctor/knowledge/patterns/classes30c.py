@@ -72,8 +72,10 @@ PATTERNS = [
         r"|\bzsh: command not found: (?P<zsh>" + PROGRAM + r")\b"
         r"|'(?P<cmd>" + PROGRAM + r")' is not recognized as an internal or external command"
         r"|The term '(?P<ps>" + PROGRAM + r")' is not recognized as (?:the )?name of a cmdlet"
-        # Python's subprocess given a program's bare name that the PATH does not hold
-        r"|(?:FileNotFoundError|OSError|PermissionError)?:? ?\[(?:Errno|WinError) 2\] (?:No such file or directory|The system cannot find the file specified):? "
+        # Python's subprocess given a program's bare name that the PATH does not hold: the exception itself, not a program's own
+        # record of one it caught and went on from ("  CIDEr computation failed: [Errno 2] No such file or directory: 'java'",
+        # then the results: heldout21w rajvardhan19-HPML_NanoChat, a run that completed)
+        r"|(?:(?:FileNotFoundError|OSError|PermissionError):? ?|^\s*(?:\w*Error:\s*)?)\[(?:Errno|WinError) 2\] (?:No such file or directory|The system cannot find the file specified):? "
         r"['\"](?P<errno>" + PROGRAM + r")['\"]"
         # Go's exec.LookPath
         r"|exec: \\?\"(?P<go>" + PROGRAM + r")\\?\": executable file not found in [$%]PATH"
@@ -115,6 +117,7 @@ PATTERNS = [
         not_examples=[
             "FileNotFoundError: [Errno 2] No such file or directory: 'checkpoints'",  # a folder: path-not-found
             "FileNotFoundError: [Errno 2] No such file or directory: 'ffmpeg/out.wav'",  # a path under a folder named so
+            "  CIDEr computation failed: [Errno 2] No such file or directory: 'java'",  # caught by the program, which went on
             "ModuleNotFoundError: No module named 'ffmpeg'",  # a Python package: module-not-found
             "bash: torchrun: command not found",  # a launcher: launcher-not-found
             "bash: nvidia-smi: command not found",  # the driver's tool: nvidia-smi-not-found
