@@ -5,6 +5,8 @@ that keeps it. Lines are real ones (threads named beside them)."""
 
 from __future__ import annotations
 
+from test_controls_diagB25 import BUSY_MEMORY
+
 from gpudoctor import api
 
 
@@ -196,17 +198,7 @@ class TestValueRefusedThroughAnotherLibrary:
 
 
 # one GPU holding memory at 0 % (pytorch/examples#470's table), no process list
-SMI_HELD = """\
-+-----------------------------------------------------------------------------+
-| NVIDIA-SMI 390.87                 Driver Version: 390.87                    |
-|-------------------------------+----------------------+----------------------+
-| GPU  Name        Persistence-M| Bus-Id        Disp.A | Volatile Uncorr. ECC |
-| Fan  Temp  Perf  Pwr:Usage/Cap|         Memory-Usage | GPU-Util  Compute M. |
-|===============================+======================+======================|
-|   0  GeForce GTX 108...  Off  | 00000000:01:00.0  On |                  N/A |
-| 31%   58C    P2    70W / 250W |   9584MiB / 11170MiB |      0%      Default |
-+-------------------------------+----------------------+----------------------+
-"""
+SMI_HELD = BUSY_MEMORY.format(util=0)
 
 
 class TestJobIdleNeedsTheJobOnTheGpu:
