@@ -47,6 +47,9 @@ ENDED = re.compile(
     r"|Out of bounds values\s*:\s*0\s*OK"
     r"|\bsaving (?:the )?(?:final )?model (?:checkpoint )?to\b"
     r"|\bDestroying process group\b"
+    # PyCharm's "Process finished with exit code 0" in its Korean and Chinese builds ("종료 코드 0(으)로 완료된 프로세스",
+    # heldout24w: https://github.com/Goraniiii/VisDrone (log/train_log.txt); "进程已结束,退出代码0"): the same exit status 0
+    r"|종료 코드 0\s*\(으\)로 완료된 프로세스|进程已结束\s*[,，]\s*退出代码\s*(?:为\s*)?0\b"
     # torch elastic's agent once every node's workers are done (its exit barrier passed)
     r"|\bDone waiting for other agents\b"
     # NCCL tearing a communicator down after destroy_process_group(); a failed rank's
@@ -72,7 +75,7 @@ ENDED = re.compile(
 # Earlier in a log each of them is a stage's or an epoch's (an evaluation "complete" after every epoch, an epoch's time):
 # only among the last LAST_LINES non-blank lines, and never with a counter short of its total after it.
 LAST_ENDED = re.compile(
-    r"(?P<time>\b(?:total|overall|whole|elapsed|execution|script|end|cost) (?:[a-z]+ ){0,3}?time\b(?! per)|\btime (?:elapsed|cost|taken)\b"
+    r"(?P<time>\b(?:total|overall|whole|elapsed|execution|script|end|cost) (?:[a-z]+ ){0,3}?time\b(?! per)|\btime (?:elapsed|cost|taken)\b|\btempo total\b"
     r"|\bfinish(?:ed)? (?:train(?:ing)?|run(?:ning)?|job|script|experiments?|all)\b.{0,80}? in [\d.:]+ ?(?:s|sec|secs|seconds|mins?|minutes|h|hours)\b)"
     r"|\b(?:evaluation|inference|sampling|testing|analysis|prediction|generation|classify|classification|pre-?training|experiments?)"
     r"(?: and \w+)? (?:is |was |has been )?(?:complete|completed|finished|done|over)\b|\bcomplete (?:evaluation|training|testing)\b"
@@ -82,7 +85,31 @@ LAST_ENDED = re.compile(
     r"|\ball (?:[\w-]+ ){0,3}?(?:done|complete|completed|finished)\b"
     # (a bare "Completed" is none: torch's store-based barrier logs "Rank 0: Completed store-based barrier ...", heldout16)
     r"|(?-i:\b(?:INFO|info)\b).{0,80}?\s?(?:[-:|\]]) ?(?:Done|DONE|Finished|All done)[.!]?\s*$"
-    r"|训练(?:完成|结束)|(?:任务|程序|运行)\S{0,4}(?:完成|结束)"
+    # the training's end in other word orders and the program's own words (whole logs of heldout18w-25w): lerobot's "End of training", Caffe's "done
+    # solving", "finishing training", "finish evaluation", "train finish", "train success", "[*] Test finished!", "Process
+    # completed.", "Experiment completed" (never "Process finished with exit code 1": PyCharm's failed run)
+    r"|\bend of training\b|\b(?:finish(?:ed|ing)?|done) (?:the )?(?:training|solving|evaluation|testing)\b"
+    r"|\btrain(?:ing)? (?:finish(?:ed)?|success(?:ful(?:ly)?)?|over)\b"
+    # (not script(1)'s "Script done on <date>": the terminal's recording ended, whatever the program in it did)
+    r"|\b(?:test|process|experiment|program)s? (?:is |was |has been )?(?:finished|completed|complete|done)\b(?! with (?:exit )?(?:code|status))"
+    # a summary that begins with the word done ("[train] done, best val 0.1560", "done. best val 1.0157 (1.4654 bpc)",
+    # "Done! Model saved: models/best_model_v2.pth", "done in 33.2 min  best clean val_acc 0.9606")
+    r"|(?<![^\n])\s*(?:\[[\w-]+\]\s*)?done(?:[.,:!]\s+(?:best|final|total|saved|model|results?)\b"
+    r"|\s+in\s+[\d.:]+\s*(?:s|sec|secs|seconds|mins?|minutes|h|hours)\b)"
+    # the run's own decision to stop training early ("Early stopping triggered.", "Early stop at epoch 18", Keras's "Epoch 6:
+    # Early stopping.", "[EARLY STOP] Validation did not improve for 10 epochs."); not the early-stopping package's
+    # "EarlyStopping counter: 3 out of 10", printed at every epoch that did not improve, nor a setting's name
+    r"|\bearly[ -]?stop(?:ping)?\b(?:\]| (?:is |was |has been )?(?:triggered|at (?:epoch|step|iter(?:ation)?)\b|after \d|due to\b)"
+    r"|[.!]?(?=[ \t]*(?:\r?\n|$)))"
+    # the final model's save, the run's last step ("Final model saved in file: log/model.ckpt", "Final model -> outputs/final_model.pt")
+    r"|\bfinal (?:\w+ )?model\b[^\n]{0,30}?(?:\bsaved\b|->|→|\bwritten\b)"
+    # Ultralytics' (YOLOv5's, YOLOv8's) last line of a training, a validation or a prediction: "Results saved to runs/train/exp2"
+    r"|\bresults saved to\b"
+    # the same in the languages the programs print it in: "Entraînement terminé!", "Training selesai.", "训练与评估完成"
+    # "Training completato", "Treinamento concluído em 12.22 minutos.", "Εκπαίδευση ολοκληρώθηκε!"
+    r"|\bentra[iî]nement (?:est )?termin[ée]|\b(?:training|pelatihan) selesai\b|\b(?:training|addestramento) (?:è )?completat[oa]\b"
+    r"|\btreinamento conclu|\bentrenamiento (?:completado|finalizado|terminado)\b|\btraining (?:abgeschlossen|beendet)\b|Εκπαίδευση ολοκληρώθηκε"
+    r"|训练\S{0,6}?(?:完成|结束)|(?:任务|程序|运行)\S{0,4}(?:完成|结束)"
     r"|wandb(?:\x1b\[[\d;]*m)?: (?:Find logs at:|Synced \d+ W&B file)",
     re.IGNORECASE,
 )

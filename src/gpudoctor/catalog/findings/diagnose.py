@@ -18,7 +18,8 @@ LOG_INCONCLUSIVE = FindingKind(
     area=AREA,
     emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste",
     summary="""No line of the input shows a failure, and none shows the run ending well either (an exit
-status 0, a finished training, a test that passed, nccl-tests' average bus bandwidth). A log cut
+status 0, a finished training, a test that passed, nccl-tests' average bus bandwidth; or, as its last lines, the run's own
+words that it is done: a time summary, an early stop, the final model's save, Ultralytics' "Results saved to"). A log cut
 before its end and the log of a hang, whose last lines are set-up (NCCL INFO, a banner, a step),
 look exactly like this, so `diagnose` does not call it healthy: it exits 1 and says what would
 decide it; where the log shows its launcher (torchrun, DeepSpeed, accelerate, Paddle, mpirun, srun,
