@@ -112,6 +112,7 @@ class TestGpuBackendDisabled:
         text = case("heldout30b", "nsfminer-113-gtx650-1gb-epoch397")
         f = found(text)
         assert self.verdict not in f and f["gpu-backend-not-needed"].severity is Severity.INFO
+        assert f["gpu-backend-not-needed"].fix.startswith("nothing for this line")
         assert head(text).id != "gpu-backend-not-needed"
         # heldout30b xmr-stak-2195: no AMD platform on a GeForce GT 430's machine: the AMD line is not the run's, NVIDIA's is
         f = found(case("heldout30b", "xmr-stak-2195-gt430-arch21-cuda8"))

@@ -133,6 +133,7 @@ def backend_fields(m: re.Match, context: list[str]) -> dict:
     if used is not None:
         # a device found and used after it (another backend's, another platform's): the backend turned off was not the run's
         out.update(read_as=NOT_NEEDED, used=used[:160])
+        out.pop("step")  # nothing to do for it: its own fix, never the backend's step
     elif stop < len(context):
         out.update(read_as=UNAVAILABLE, stopped=context[stop].strip()[:160])
     return out
