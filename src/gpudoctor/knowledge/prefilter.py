@@ -150,6 +150,26 @@ TRIGGERS = (
     # classes11b.py): a device plug-in's info line that the driver's library is not there, a DLL missing, a program's backends
     # the CPU's alone, the Vulkan loader with no driver, a program's own words that it found no GPU or refused its architecture
     "could not load nvml library",
+    # the driver's own library not loadable, in a program's words with no word above (patterns/cluster.py: nvidia-smi's,
+    # ffmpeg's hardware context's, pynvml's, numba's)
+    "couldn't find libnvidia-ml",
+    "cannot load libcuda",
+    "cannot load nvcuda",
+    "load nvcuda.dll",
+    "nvml shared library not found",
+    "driver library cannot be found",
+    # a program's GPU backend turned off, in its own words (patterns/classes31b.py): xmr-stak's, an OpenCL probe's, cellpose's
+    "insufficient driver",
+    "backend nvidia",
+    "backend amd",
+    "backend intel",
+    "backend cuda",
+    "backend opencl",
+    "opencl platform",
+    "platform count",
+    "opencl devices",
+    "opencl device found",
+    "torch cuda version not installed",
     "dll is missing",
     "dll was missing",
     "dll was not found",

@@ -35,6 +35,7 @@ TRAINING = "training"  # a training job (an RL or fine-tuning framework's frames
 INFERENCE = "inference"  # a program that only infers (predicts, generates, separates, upscales): no optimizer step on the GPU
 KERNEL = "kernel"  # a CUDA kernel of a program other than torch (Setting.kernels)
 AMD = "amd"  # an AMD GPU, or AMD's GPU stack (ROCm, HIP, ZLUDA): NVIDIA's driver and CUDA are not what runs it
+CONTAINER = "container"  # a container (Docker, Podman, Apptainer/Singularity): the GPU is the runtime's to hand over
 
 
 
@@ -85,6 +86,13 @@ SIGNS = (
               rb"|\bgfx(?:90[68a]|94[02]|103\d|110\d|115\d|120\d|1[01]\dx)\b|\bAMD Radeon (?:RX|PRO|Pro|VII|Instinct)\b|\bRadeon RX ?\d{3,4}"
               rb"|\bInstinct MI\d{2,3}|(?<![\w/.-])AMD (?:GPU|graphics card|video card)s?\b|\bAMD on Windows\b",
          (b"ROCm", b"rocm", b"HIP_VISIBLE", b"hipError", b"ZLUDA", b"TheRock", b"gfx", b"Radeon", b"Instinct", b"AMD ")),
+    # a container: its runtime's commands, docker compose's service prefix ("immich_machine_learning  | ..."), the NVIDIA
+    # container stack named, a person's "in a docker container" (issue 35 diagB31: immich-app/immich#14808, heldout29, a
+    # container in a VM whose other containers saw the GPU)
+    sign(CONTAINER, rb"(?:^|[\s$;&|(`])(?:docker|podman|nerdctl)(?:-compose\b| compose\b| run\b| exec\b| start\b)|\bdocker-compose\b"
+                    rb"|\bnvidia-(?:container-(?:toolkit|runtime|cli)|docker)\b|(?:^|[\s$;&|(`])(?:apptainer|singularity) (?:run|exec|shell|instance)\b"
+                    rb"|(?<![\w/.-])(?:[Ii]n|[Ii]nside|[Aa]s|[Ff]rom|[Ww]ithin|[Oo]n) (?:a |the |my |its |this |our )?(?:[Dd]ocker|[Pp]odman) (?:container|image|compose)s?\b",
+         (b"docker", b"podman", b"nerdctl", b"nvidia-container", b"apptainer", b"singularity", b"Docker", b"Podman")),
     # a hosted notebook: a Colab cell's frame and its drive, Colab's module, Kaggle's folders, a person's "on Colab"
     sign(NOTEBOOK, rb"File \"/content/|/content/drive/|\bgoogle\.colab\b|/kaggle/(?:working|input)/|" + said_on(rb"[Cc]olab|Kaggle"),
          (b"/content/", b"google.colab", b"/kaggle/", b"olab", b"Kaggle")),
@@ -156,13 +164,13 @@ TITLE_LINE = re.compile(rb"^# (?!source:)[^\n]*", re.MULTILINE)
 TITLE_WORDS = re.compile(
     rb"(?P<wsl>\bWSL ?2?\b)|(?P<pod>\b(?:[Pp]ods?|[Kk]ubernetes|[Kk]8s|k3s|k0s|microk8s|Kubeflow|KubeRay)\b)"
     rb"|(?P<vm>\b(?:[Pp]ass-?through|VFIO|vfio|Proxmox|Hyper-V|GPU-PV|ESXi|vSphere|KubeVirt|HVM|virtual machine)\b)"
-    rb"|(?P<notebook>\b(?:[Cc]olab|Kaggle)\b)|(?P<rented>\b(?:RunPod|[Rr]unpod|Vast\.ai|vast\.ai)\b)"
+    rb"|(?P<container>(?<![\w/.-])(?:[Dd]ocker|[Pp]odman|[Aa]pptainer|[Ss]ingularity)(?![\w/.-]))|(?P<notebook>\b(?:[Cc]olab|Kaggle)\b)|(?P<rented>\b(?:RunPod|[Rr]unpod|Vast\.ai|vast\.ai)\b)"
     rb"|(?P<cluster>\b(?:HPC|[Ss]lurm|SLURM|login node)\b)|(?P<ray>\bRay ?(?:Tune|Train|Serve|[Cc]luster|actor|task|worker|trial)s?\b)"
     rb"|(?P<training>\b(?:[Tt]raining|[Ff]ine-?tun(?:e|ing)|[Pp]re-?training)\b)"
     rb"|(?P<inference>\b(?:[Ii]nference|[Ii]nferencing|[Pp]redicting|[Uu]pscaling)\b)"
     rb"|(?P<vllm>\b[vV][lL][lL][mM]\b)|(?P<sglang>\b[sS][gG][lL]ang\b)|(?P<llamacpp>\bllama[.]?cpp\b|\bllama-server\b)|(?P<ollama>\b[oO]llama\b)"
 )
-NAMED = {"wsl": (WSL, ""), "vm": (VM, ""), "notebook": (NOTEBOOK, ""), "rented": (RENTED, ""), "pod": (POD, ""), "cluster": (CLUSTER, ""), "ray": (RAY, ""), "vllm": (ENGINE, "vLLM"), "sglang": (ENGINE, "SGLang"),
+NAMED = {"wsl": (WSL, ""), "vm": (VM, ""), "container": (CONTAINER, ""), "notebook": (NOTEBOOK, ""), "rented": (RENTED, ""), "pod": (POD, ""), "cluster": (CLUSTER, ""), "ray": (RAY, ""), "vllm": (ENGINE, "vLLM"), "sglang": (ENGINE, "SGLang"),
          "tgi": (ENGINE, "TGI"), "llamacpp": (ENGINE, "llama.cpp"), "ollama": (ENGINE, "Ollama"), "comfyui": (ENGINE, "ComfyUI"),
          "inference": (INFERENCE, ""), "training": (TRAINING, "")}
 # A native source file a CUDA error names as where it was raised: "(at C:\\...\\src\\kernels\\awq\\gemv_awq.cu:318)", "in function

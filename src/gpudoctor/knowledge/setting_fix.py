@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from gpudoctor.catalog.findings.gpu_health import PASSTHROUGH_FIX
-from gpudoctor.knowledge.setting import AMD, CLUSTER, ENGINE, INFERENCE, KERNEL, NOTEBOOK, POD, RAY, RENTED, TRAINING, VM, WINDOWS, WSL, Kernel, Setting
+from gpudoctor.knowledge.setting import AMD, CLUSTER, CONTAINER, ENGINE, INFERENCE, KERNEL, NOTEBOOK, POD, RAY, RENTED, TRAINING, VM, WINDOWS, WSL, Kernel, Setting
 
 # The findings that say the process reaches no driver or no GPU
 NO_DRIVER = ("gpu-driver-unusable", "cuda-no-driver", "nvidia-smi-not-found", "cuda-no-gpus-visible", "driver-library-not-found")
@@ -128,6 +128,22 @@ ROWS = (
         "drive it (too old, not installed, or the GPU in TCC mode, which WSL does not pass in), when the distro runs as WSL 1 (no GPU at "
         "all), or when a Linux driver package installed inside the distro shadows WSL's own libraries.",
         replaces_why=True),
+    # a container: the runtime hands the GPU over, or not; before the VM's row, which a container in a VM shows too (immich-app/immich#14808,
+    # heldout29: other containers in the same VM saw the GPU, so the passthrough was fine); a pod's, a notebook's, a cluster's or Ray's
+    # row decides where it shows them
+    Row(CONTAINER, "", NO_GPU, "a container (Docker, Podman, Apptainer)",
+        "inside a container the GPU is the container runtime's to hand over, whatever the host has: docker exec CONTAINER nvidia-smi -L "
+        "(apptainer exec --nv IMAGE nvidia-smi -L) lists the GPUs it was given; none, or an error: start it with the GPU (docker run "
+        "--gpus all; compose: deploy.resources.reservations.devices with driver: nvidia and capabilities: [gpu], or runtime: nvidia; "
+        "podman run --device nvidia.com/gpu=all; apptainer/singularity --nv), and a MIG instance or a vGPU slice by its UUID "
+        "(NVIDIA_VISIBLE_DEVICES=MIG-<uuid>, or compose's device_ids, as nvidia-smi -L lists it where the driver runs); nvidia-smi works "
+        "on the host (or in the VM) and in another container there: the driver and the toolkit are fine, this container's GPU options "
+        "(its image's NVIDIA_VISIBLE_DEVICES or CUDA_VISIBLE_DEVICES among them) are what differ; it fails there too: the driver first "
+        "(in a VM, its passthrough)",
+        "A container sees a GPU only when its runtime hands one over (the NVIDIA Container Toolkit's hook or CDI for Docker and Podman, "
+        "--nv for Apptainer): the device files, the driver's libraries and nvidia-smi are bound in from the host, and the image does "
+        "not bring them.",
+        unless=(POD, NOTEBOOK, CLUSTER, RAY)),
     Row(VM, "", ("gpu-driver-unusable", "cuda-no-driver", "cuda-no-gpus-visible"), "a virtual machine", PASSTHROUGH_FIX,
         "In a virtual machine the GPU reaches the guest through the hypervisor's passthrough (VFIO, GPU-PV), and the driver inside "
         "fails on what the passthrough gives it (the GPU's memory window, a hypervisor it refuses, a GPU not reset) as often as on "

@@ -45,6 +45,7 @@ from gpudoctor.knowledge.patterns.classes23c import by_frame as frame_class23c
 from gpudoctor.knowledge.patterns.classes24a import DETAIL_SAID as DETAIL_SAID_24A
 from gpudoctor.knowledge.patterns.classes28b import DETAIL_SAID as DETAIL_SAID_28B
 from gpudoctor.knowledge.patterns.classes30c import DETAIL_SAID as DETAIL_SAID_30C
+from gpudoctor.knowledge.patterns.classes31b import DETAIL_SAID as DETAIL_SAID_31B, DISABLED as BACKEND_DISABLED
 from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
@@ -168,7 +169,9 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 # knowledge/patterns/classes28b.py: the GPU library, the backend list, the Vulkan call the line names, and their step
                 *DETAIL_SAID_28B,
                 # knowledge/patterns/classes30c.py: the program that is not installed, and the step that installs it
-                *DETAIL_SAID_30C)
+                *DETAIL_SAID_30C,
+                # knowledge/patterns/classes31b.py: the GPU backend the program turned off, and the check that decides it
+                *DETAIL_SAID_31B)
 # An empty input that its reader's failure leaves: the exception the log shows (no pattern names it) is the cause, when there
 # is one (TF1's queue closed empty after its reader thread's "Can't parse serialized Example": dxv2k/pixel_link_py3's
 # log_train.txt, heldout19w)
@@ -623,6 +626,10 @@ class Diagnosis:
         """What only the line's origin tells: an out-of-memory on GPU 0 reported by
         another rank means that rank put a context on GPU 0; a CPU tensor refused by NCCL
         inside DistributedDataParallel's constructor is the model left on the CPU."""
+        if p.id == BACKEND_DISABLED and values.get("read_as") in BY_ID:
+            # a GPU backend turned off, where the program's next lines say it stopped with nothing to run on (an error: the backend
+            # it could not use), or show a GPU found and used through another (harmless) (knowledge/patterns/classes31b.py)
+            p = BY_ID[values["read_as"]]
         if p.id == "cuda-error-code" and values.get("read_as") in BY_ID:
             # a CUDA or HIP error read by its code whose fault has a finding of its own (knowledge/patterns/classes19a.py):
             # told as that finding, whatever program printed it
@@ -1580,7 +1587,7 @@ class Diagnosis:
             # the program's own remedy for it, on the message's line or the next (Real-ESRGAN's "try to set --tile with a
             # smaller number"; knowledge/patterns/cuda.py oom_fields): quoted first
             fix = remedy_step(Remedy(seen.first.fields["hint"], seen.first.line + seen.first.fields.get("hint_after", 0))) + fix
-        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A + DETAIL_SAID_28B + DETAIL_SAID_30C and seen.first.fields.get("detail"):
+        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A + DETAIL_SAID_28B + DETAIL_SAID_30C + DETAIL_SAID_31B and seen.first.fields.get("detail"):
             # the sizes the message gives (knowledge/patterns/classes20a.py); what it names (knowledge/patterns/classes21d.py, classes22c.py, classes22d.py)
             title = f"{title}: {seen.first.fields['detail']}"
         if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):

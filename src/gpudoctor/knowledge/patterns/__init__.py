@@ -4,7 +4,7 @@ matches a line claims it, so specific patterns come before generic ones)."""
 from gpudoctor.knowledge.pattern import Pattern
 from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, classes13b, classes14b, classes15b, classes16b, classes17b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
-from gpudoctor.knowledge.patterns import classes19a, classes20a, classes20b, classes21d, classes22c, classes22d, classes23b, classes23c, classes24a, classes27b, classes28b, classes30c, tensorrt
+from gpudoctor.knowledge.patterns import classes19a, classes20a, classes20b, classes21d, classes22c, classes22d, classes23b, classes23c, classes24a, classes27b, classes28b, classes30c, classes31b, tensorrt
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -56,6 +56,7 @@ ALL: tuple[Pattern, ...] = (
     *classes15b.PATTERNS,  # fifteenth round (diagB15): a draw from an empty population, inference tensors, a TF op no device takes
     *classes19a.PATTERNS,  # nineteenth round (diagA19): a program that found no device it can use and stopped (before a probe's notice)
     *classes17b.PATTERNS,  # seventeenth round (diagB17): a program's probe that found no GPU (after the messages that quote it)
+    *classes31b.PATTERNS,  # thirty-first round (diagB31): a program's GPU backend with no driver, platform or device (after a program's own "no device" error)
     *classes16b.PATTERNS,  # sixteenth round (diagB16): gloo refusing NCCL's arguments or its device, a container's GPU option, Python 2 code, a registry lookup
     *classes20a.PATTERNS,  # twentieth round (diagA20): a parallel layout the program's own check refused (before the classes of messages)
     *classes21d.PATTERNS,  # twenty-first round (diagD21): a path already there, a write cut short, a device string, a data set or checkpoint not found

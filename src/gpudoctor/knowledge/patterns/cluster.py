@@ -18,11 +18,36 @@ PROGRAM_STEP = ("nvidia-smi where the program runs (the notebook, the container,
                 "/usr/lib/wsl/lib on LD_LIBRARY_PATH)")
 
 
+# nvidia-smi's own words that it cannot load NVML: the tool runs, the driver's library is not where it looks
+SMI_STEP = ("nvidia-smi itself runs but cannot load the driver's NVML library (libnvidia-ml.so.1): in a container the runtime did "
+            "not bind the host's driver libraries in (docker run --gpus all, or --runtime=nvidia with the NVIDIA Container Toolkit; "
+            "apptainer/singularity exec --nv: ls /.singularity.d/libs inside must list libnvidia-ml.so.1, and echo $LD_LIBRARY_PATH "
+            "must hold that folder, which an image's own environment can replace), or only the versioned file "
+            "(libnvidia-ml.so.<driver>) is there without its .so.1 link (ldconfig inside, as root, makes it); on the host itself "
+            "the driver's user-space part is missing: install the driver's utilities at the kernel module's version (cat "
+            "/proc/driver/nvidia/version)")
+# a program that loads the driver's library at run time itself (ffmpeg's hardware contexts, a Rust or Julia CUDA binding,
+# numba, pynvml): the program's words name the file, and nothing about a node's components
+OWN_LOAD_STEP = ("the program loads the NVIDIA driver's own library at run time and the loader did not find it: ldconfig -p | grep "
+                 "-E 'libcuda|libnvidia-ml' (Windows: where nvcuda.dll, in C:\\Windows\\System32) shows whether the driver's "
+                 "user-space part is installed; none: install the NVIDIA driver (nvidia-smi must then list the GPU); in a container "
+                 "it comes from the host through the runtime (docker run --gpus all with NVIDIA_DRIVER_CAPABILITIES holding what the "
+                 "program uses: video for NVENC/NVDEC, compute for CUDA; apptainer --nv); a packaged program must have the driver's "
+                 "folder on its library path (NixOS: /run/opengl-driver/lib, with the driver enabled in the system's configuration); "
+                 "on a machine without an NVIDIA GPU the program's CUDA/NVENC path cannot work: use its other backend")
+
+
 def driver_library_fields(m, context: list[str]) -> dict:
     """The driver's library, and whose load failed: a program's own (its step first) or a GPU component's."""
     out = groups(m, context)
     if out.get("program"):
         out.update(library=out.pop("program"), step=PROGRAM_STEP, read_as="driver-library-not-found")
+    elif out.get("smi"):
+        out.update(library=out.pop("smi") + ".1", step=SMI_STEP, read_as="driver-library-not-found")
+    elif out.get("own") or out.get("nvml_own") or out.get("own_cuda"):
+        library = out.pop("own", "") or ("libnvidia-ml.so.1" if out.get("nvml_own") else "libcuda.so.1")
+        out.pop("nvml_own", None), out.pop("own_cuda", None)
+        out.update(library=library, step=OWN_LOAD_STEP, read_as="driver-library-not-found")
     return out
 
 
@@ -67,8 +92,22 @@ PATTERNS = [
         r"(?:error locating|could not load NVML library:?|load library failed:) \"?(?P<library>lib(?:nvidia-ml|cuda)\.so\.1)\"?"
         # a program's own load of it (an exception's message, the dynamic linker's): a process where no driver is (a notebook
         # session or a container without a GPU), not a GPU component of the node
-        r"|(?:Error: |Error\(['\"]|error while loading shared libraries: )(?:[^\s:'\"]*/)?(?P<program>lib(?:nvidia-ml|cuda)\.so\.1): cannot open shared object file",
-        ("error locating", "could not load NVML library", "load library failed", "libcuda.so.1: cannot open", "libnvidia-ml.so.1: cannot open"),
+        r"|(?:Error: |Error\(['\"]|error while loading shared libraries: )(?:[^\s:'\"]*/)?(?P<program>lib(?:nvidia-ml|cuda)\.so\.1): cannot open shared object file"
+        # nvidia-smi's own words (issue 35 diagB31: a container started without the driver's libraries bound in, canonical/lxd#9964,
+        # NVIDIA/nvidia-docker#1163, warmshao/FasterLivePortrait#8)
+        r"|NVIDIA-SMI couldn't find (?P<smi>libnvidia-ml\.so) library"
+        # a program's own load of the driver's library, in its words (ffmpeg's hardware context "Cannot load libcuda.so.1",
+        # "Could not load nvcuda.dll", pynvml's "NVML Shared Library Not Found", numba's "CUDA driver library cannot be found"),
+        # never a line that says it goes on without it
+        # (nor a line logged as a warning: Folding@home's "W :CUDA not supported: failed to open dynamic library 'libcuda.so'" on an
+        # AMD machine, heldout28 fah-client-bastet-250, a healthy run)
+        r"|^(?!#\s)(?!.*(?i:\bfall(?:ing|s)? ?back\b|\bdefault(?:s|ing)? to\b|\bskipp?ing\b|\binstead\b|\bignor(?:e|ed|ing)\b|\boptional\b"
+        r"|\bwarn(?:ing)?\b|\bnot supported\b))(?!.*\bW ?:)(?:.*?)(?:"
+        r"(?:[Cc]annot|[Cc]an't|[Cc]ould ?n[o']t|[Uu]nable to|[Ff]ailed to) (?:dynamically )?(?:load|open|find|locate)"
+        r"(?: the)?(?: NVIDIA| CUDA)?(?: driver)?(?: (?:shared |dynamic )?library)?:? ['\"`]?(?P<own>libcuda\.so(?:\.1)?|nvcuda\.dll|libnvidia-ml\.so(?:\.1)?|nvml\.dll)\b"
+        r"|(?P<nvml_own>NVML Shared Library Not Found)|(?P<own_cuda>CUDA driver library cannot be found))",
+        ("error locating", "could not load NVML library", "load library failed", "libcuda.so.1: cannot open", "libnvidia-ml.so.1: cannot open",
+         "libnvidia-ml.so", "libcuda.so", "nvcuda.dll", "nvml.dll", "NVML Shared Library Not Found", "CUDA driver library cannot be found"),
         why="""The driver's user-space libraries (libnvidia-ml.so.1 for NVML, libcuda.so.1) come with the NVIDIA driver on the
         node. A component that runs in a container (the container runtime's hook, a Kubernetes device plugin or DRA plugin, GPU
         feature discovery) looks for them under a driver root: / for a driver installed on the host, /run/nvidia/driver for the
@@ -91,10 +130,21 @@ PATTERNS = [
                 "nvidia-container-cli: initialization error: load library failed: libnvidia-ml.so.1: cannot open shared object file: no such file or directory: unknown",
                 "the container runtime hook's message (NVIDIA/nvidia-container-toolkit issues)",
             ),
+            ("NVIDIA-SMI couldn't find libnvidia-ml.so library in your system. Please make sure that the NVIDIA Display Driver is properly installed and present in your system.",
+             "NVIDIA/nvidia-docker#1163 (nvidia-smi in a container, the host's fine; ldconfig inside fixed it until the next update)"),
+            ("[2023:12:03:20:04:39]: Error: [AVHWDeviceContext @ 0x33f7240] Cannot load libcuda.so.1",
+             "NixOS/nixpkgs#272221 (heldout30b: Sunshine's NVENC through ffmpeg, the driver's folder not on its library path)"),
+            ("pynvml.nvml.NVMLError_LibraryNotFound: NVML Shared Library Not Found", "pynvml's exception where no driver's NVML is"),
+            ("numba.cuda.cudadrv.error.CudaSupportError: Error at driver init: CUDA driver library cannot be found.",
+             "numba's driver probe (numba/numba#3396's family: a container without the driver's libraries)"),
         ],
         not_examples=[
             "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",  # a CUDA runtime library: its own verdict
             "I0525 19:15:11.423875       1 factory.go:48] Detected NVML platform: found NVML library",
+            "2023-11-28 16:42:02.086115: I tensorflow/stream_executor/platform/default/dso_loader.cc:49] Successfully opened dynamic library libcuda.so.1",
+            "[h264_nvenc @ 0x55] Cannot load libcuda.so.1, falling back to software encoding",  # goes on without it
+            "hwloc: could not load libnvidia-ml.so.1 (optional), skipping NVML discovery",
+            "14:21:54:W :CUDA not supported: failed to open dynamic library 'libcuda.so': libcuda.so: cannot open shared object file: no such file or directory",
         ],
         fields=driver_library_fields,
     ),

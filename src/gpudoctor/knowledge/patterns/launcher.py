@@ -376,7 +376,9 @@ PATTERNS = [
         # host memory refused (a pinned allocation's "THCudaCheck FAIL file=.../THCCachingHostAllocator.cpp ... out of memory",
         # then "Segmentation fault (core dumped)": Eli-YiLi/PMM#3, https://github.com/Eli-YiLi/PMM/issues/3, docker's memory
         # limit) is the cause of the crash that follows: native code went on with the allocation it did not get
-        after=("caffe-data-list-empty", "host-memory-exhausted"),
+        # (a program that stopped because its GPU backend had nothing to run on, then crashed shutting down: Team Red Miner's
+        # watchdog, heldout30b teamredminer-598; knowledge/patterns/classes31b.py)
+        after=("caffe-data-list-empty", "host-memory-exhausted", "gpu-backend-unavailable"),
         context_after=8,
         fields=signal_fields,
     ),
