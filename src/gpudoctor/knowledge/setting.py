@@ -176,7 +176,7 @@ TITLE_WORDS = re.compile(
     rb"|(?P<vllm>\b[vV][lL][lL][mM]\b)|(?P<sglang>\b[sS][gG][lL]ang\b)|(?P<llamacpp>\bllama[.]?cpp\b|\bllama-server\b)|(?P<ollama>\b[oO]llama\b)"
 )
 # A collected thread's second line: the repository and its main language ("owner/name · issue #N · open · C++"); a program
-# written in C, C++, Rust, Go or CUDA is a native one
+# written in C, C++, Rust, Go or CUDA is a native one, one written in Python a Python job
 REPOSITORY = re.compile(rb"^(?P<repo>[\w.-]+/(?P<name>[\w.-]+)) \xc2\xb7 (?:issue|pull request) #\d+ \xc2\xb7 \w+(?: \xc2\xb7 (?P<language>[^\n]*))?$", re.MULTILINE)
 NATIVE_LANGUAGES = {b"C", b"C++", b"Cuda", b"Rust", b"Go", b"C#", b"Zig", b"Fortran", b"Assembly", b"Objective-C", b"Pascal"}
 NAMED = {"wsl": (WSL, ""), "vm": (VM, ""), "notebook": (NOTEBOOK, ""), "rented": (RENTED, ""), "pod": (POD, ""), "cluster": (CLUSTER, ""), "ray": (RAY, ""), "vllm": (ENGINE, "vLLM"), "sglang": (ENGINE, "SGLang"),
@@ -303,6 +303,8 @@ class SettingSeen(HeadLines):
             language = (m["language"] or b"").split(b" \xc2\xb7 ")[0].strip()
             if language in NATIVE_LANGUAGES:
                 self.keep(NATIVE_PROGRAM, "", self.line_at(block, begin, end, m.start()))
+            elif language in (b"Python", b"Jupyter Notebook"):
+                self.keep(PYTHON, "", self.line_at(block, begin, end, m.start()))
         if (m := TRACKER.search(block, begin, stop)) is not None:
             self.keep(*NAMED[next(k for k, v in m.groupdict().items() if v is not None)], self.line_at(block, begin, end, m.start()))
         for title in TITLE_LINE.finditer(block, begin, stop):

@@ -129,12 +129,16 @@ class NeedsMore(Pattern):
         return None
 
 
+# a warning that it may happen (spconv's "[WARNING]your gpu arch (8, 9) isn't compiled in prebuilt, may cause invalid device
+# function", heldout17 msmdfusion-32): what the run then printed decides, not the warning
+NOT_FORETOLD = r"(?!.*(?i:\bwarn(?:ing)?\b|\b(?:may|might|can|could) (?:cause|lead|result|give|raise)\b))"
 ARCH_SHAPES = (
     # CUDA's messages for a kernel or a symbol this GPU's build does not have, without CUDA's wrapper (the wrapped forms are
     # cuda-error-code's and the message class's): at the line's end, or before a bracket, a period or a program's own words
-    r"(?P<message>\binvalid device (?:function|symbol)\b)(?!\s+(?:is|was|means|error is)\b)"
-    # a program's own words that its binary holds no code for the device's architecture (xmr-stak)
-    r"|(?P<own>\b(?:binary|executable|build|module|program) (?:does not|doesn't) contain (?:the )?(?:required )?(?:device )?(?:architecture|code for (?:this|the) (?:GPU|device)))"
+    NOT_FORETOLD + r".*?(?P<message>\binvalid device (?:function|symbol)\b)(?!\s+(?:is|was|means|error is)\b)"
+    # a program's own words that its binary holds no code for the device's architecture (xmr-stak: at warning level, the
+    # device skipped)
+    r"|.*?(?P<own>\b(?:binary|executable|build|module|program) (?:does not|doesn't) contain (?:the )?(?:required )?(?:device )?(?:architecture|code for (?:this|the) (?:GPU|device)))"
 )
 
 
@@ -168,7 +172,7 @@ PATTERNS_EARLY = [
         CUDA, HIP or OpenCL error that ends in out of memory, a GPU named with insufficient memory, a size it needs against a
         smaller one the device has, Vulkan's VK_ERROR_OUT_OF_DEVICE_MEMORY or OpenCL's CL_MEM_OBJECT_ALLOCATION_FAILURE. It is
         told as `cuda-oom`: the same cause, whatever program said it.""",
-        fix="STEP",
+        fix="told as cuda-oom (gpudoctor diagnose --explain cuda-oom): its fix in the setting the log shows, after the line's own step",
         examples=[
             ("Unexpected error CUDA error in func initEpoch at line 93 out of memory on CUDA device 0000:01:00.0",
              "https://github.com/no-fee-ethereum-mining/nsfminer/issues/45 (retired heldout30b)"),
@@ -208,13 +212,13 @@ PATTERNS_EARLY = [
         CAUSE,
         E,
         "a program's build has no code for this GPU's compute capability",
-        NOT_HEADING.rstrip(".*?") + KEPT_ON + PERSONLESS + r".*?(?:" + ARCH_SHAPES + r")",
+        NOT_HEADING.rstrip(".*?") + KEPT_ON + PERSONLESS + r"(?:" + ARCH_SHAPES + r")",
         ("invalid device function", "invalid device symbol", "contain the required", "contain required", "contain code for", "contain the code"),
         why="""A program that is not PyTorch says that this GPU has no code in its build: CUDA's invalid device function or
         invalid device symbol without CUDA's wrapper (the kernel or the __constant__ symbol is not in the code loaded for this
         GPU's architecture), or its own words that its binary does not contain the device's architecture. It is told as
         `cuda-no-kernel-image`: the same cause, whatever program said it.""",
-        fix="STEP",
+        fix="told as cuda-no-kernel-image (gpudoctor diagnose --explain cuda-no-kernel-image): its fix in the setting the log shows, after the line's own step",
         examples=[
             ("[ 1][t 4][2021-12-12 21:29:44.1083308][cuda.cpp:209]\t[ GPU #0: bitcredit_setBlockTarget invalid device symbol ]",
              "https://github.com/tontechio/pow-miner-gpu/issues/124 (a GT 640, SM 3.0; retired heldout30b)"),
@@ -230,6 +234,7 @@ PATTERNS_EARLY = [
             "CUDA_ERROR_UNSUPPORTED_PTX_VERSION: the provided PTX was compiled with an unsupported toolchain.",  # the driver: too old
             "# invalid device symbol",  # a thread's title
             "When I start it I get invalid device function on my old card, can you help?",  # a person's words
+            "[WARNING]your gpu arch (8, 9) isn't compiled in prebuilt, may cause invalid device function. available: {(7, 0), (6, 1), (8, 0)}",
         ],
         fields=arch_fields,
     ),
