@@ -67,23 +67,37 @@ ENUMS = (
     r"(?P<vulkan>VK_ERROR_OUT_OF_DEVICE_MEMORY|\bErrorOutOfDeviceMemory\b|\bOutOfDeviceMemory\b)"
     r"|(?P<opencl>CL_MEM_OBJECT_ALLOCATION_FAILURE)"
 )
-MEMORY_SHAPES = (
+# Each shape, the words any line it matches holds (a line holding none of a shape's words is not searched for it: the
+# alternation costs per character, so NeedsMore.match runs only the shapes a line may hold before the whole pattern)
+ALLOCATION = (
     # a device allocation the program says failed (ggml_vulkan's, a program's "failed to allocate ... on the GPU")
     r"(?P<allocation>(?:[Dd]evice|GPU|VRAM|[Vv]ideo) memory allocation (?:of (?:size )?\d[\w. ]*? )?failed"
     r"|(?i:cannot|can't|could not|couldn't|unable to|failed to) allocate\b.{0,60}?\b(?:on (?:the )?(?:GPU|device)\b|(?:GPU|device|video) memory\b|buffer for (?:the )?DAG\b))"
-    # a CUDA, HIP or OpenCL error line whose words end in out of memory (ethminer's and nsfminer's "CUDA error in func X at
-    # line N out of memory"), not a count of them ("out of memory: 0")
-    r"|(?P<api_error>\b(?:CUDA|Cuda|cuda|HIP|OpenCL|OCL)\b.{0,30}?\b(?i:error|failed|failure)\b.{0,100}?\bout of (?:device |GPU |video )?memory\b(?!\s*[:=]\s*\d))"
-    # a GPU named with too little memory: rigel's "GPU#0 error: insufficient memory", lolMiner's "GPU 0: insufficient memory for
-    # DAG", ethminer's "CUDA device X has insufficient GPU memory", "not enough memory on GPU 0"
-    rf"|(?P<short>\b{GPU_WORD}\s*#?\s*\d*\b.{{0,60}}?\b(?:(?i:insufficient|not enough)\s+(?:GPU |device |video |graphics )?memory"
+)
+# a CUDA, HIP or OpenCL error line whose words end in out of memory (ethminer's and nsfminer's "CUDA error in func X at line N
+# out of memory"), not a count of them ("out of memory: 0")
+API_ERROR = r"(?P<api_error>\b(?:CUDA|Cuda|cuda|HIP|OpenCL|OCL)\b.{0,30}?\b(?i:error|failed|failure)\b.{0,100}?\bout of (?:device |GPU |video )?memory\b(?!\s*[:=]\s*\d))"
+# a GPU named with too little memory: rigel's "GPU#0 error: insufficient memory", lolMiner's "GPU 0: insufficient memory for DAG",
+# ethminer's "CUDA device X has insufficient GPU memory", "not enough memory on GPU 0"
+SHORT = (
+    rf"(?P<short>\b{GPU_WORD}\s*#?\s*\d*\b.{{0,60}}?\b(?:(?i:insufficient|not enough)\s+(?:GPU |device |video |graphics )?memory"
     r"|(?:has not|hasn't|does not have|doesn't have) enough (?:GPU |device |video )?memory)\b"
     rf"|\b(?i:insufficient|not enough) (?:GPU |device |video )?memory (?:on|for) (?:the |this )?{GPU_WORD}\b"
     r"|\b(?i:insufficient|not enough) (?:GPU|VRAM|video memory)\b(?! (?:utili[sz]ation|usage)))"
-    # a size the program needs against a smaller one the device has (compared by NeedsMore below): nsfminer's "requires 4.17 GB
-    # ... from total of 1024.00 MB available on device", "requires 6927 MB ... but this device has only 4080 MB"
-    r"|(?P<needs>\b(?i:requires?|needs?|required)\s+" + UNIT.format("need") + r".{0,80}?(?:\b(?:only|has|have|total of|of total)\s+"
+)
+# a size the program needs against a smaller one the device has (compared by NeedsMore below): nsfminer's "requires 4.17 GB ...
+# from total of 1024.00 MB available on device", "requires 6927 MB ... but this device has only 4080 MB"
+NEEDS = (
+    r"(?P<needs>\b(?i:requires?|needs?|required)\s+" + UNIT.format("need") + r".{0,80}?(?:\b(?:only|has|have|total of|of total)\s+"
     + UNIT.format("have") + r"|\b" + UNIT.format("have2") + r"(?=.{0,40}?(?i:\bavailable\b|\bfree\b|\bon (?:the )?device\b|\bthis device\b))))"
+)
+MEMORY_SHAPES = "|".join((ALLOCATION, API_ERROR, SHORT, NEEDS))
+SHAPE_WORDS: tuple[tuple[tuple[str, ...], Optional[re.Pattern]], ...] = (
+    (("OutOfDeviceMemory", "OUT_OF_DEVICE_MEMORY", "CL_MEM_OBJECT_ALLOCATION_FAILURE"), None),  # the name decides
+    (("llocat",), re.compile(ALLOCATION)),
+    (("out of",), re.compile(API_ERROR)),
+    (("nsufficient", "NSUFFICIENT", "enough", "ENOUGH"), re.compile(SHORT)),
+    (("equire", "EQUIRE", "need", "Need", "NEED"), re.compile(NEEDS)),
 )
 
 
@@ -121,6 +135,8 @@ class NeedsMore(Pattern):
     """A pattern whose size shape counts only where the size needed is larger than the size the device has."""
 
     def match(self, text: str) -> Optional[re.Match]:
+        if not any(any(w in text for w in words) and (shape is None or shape.search(text) is not None) for words, shape in SHAPE_WORDS):
+            return None  # no shape's words, or none of the shapes whose words it holds: the whole pattern is not tried
         m = super().match(text)
         if m is None or m.group("needs") is None:
             return m
