@@ -129,7 +129,7 @@ ROWS = (
         "nvidia-smi   # free the GPU of other processes and read its total memory against what the model needs; then make one step's "
         "input smaller with the program's own options (a shorter sequence or fewer residues, a lower resolution, batch size 1, fewer "
         "models or samples at once, its tile, chunk or segment option), or a smaller or lower-precision model; or run it on the CPU "
-        "(the program's device option), slower but not bound by the GPU's memory; a card smaller than the model's weights and one "
+        "(the program's device option: -d cpu, --device cpu, --cpu), slower but not bound by the GPU's memory; a card smaller than the model's weights and one "
         "input's activations (a 2 GiB or 4 GiB card for a large model) needs a GPU with more memory",
         "Inference keeps no gradients or optimizer state on the GPU, only the model's weights and one step's activations: the size of "
         "one input, the model and the device are the levers, and a card smaller than those cannot run it.",
