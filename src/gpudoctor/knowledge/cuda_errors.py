@@ -63,10 +63,13 @@ FAULTS: tuple[Fault, ...] = (
       "threads than a block takes",
       step="rerun with CUDA_LAUNCH_BLOCKING=1 to name the kernel; look for an empty input (a batch or a tensor of size "
       "0) at that step"),
-    F("cudaErrorInvalidSymbol", "invalid device symbol", 13, 13, hip="hipErrorInvalidSymbol",
+    # told as no kernel image (issue 35, diagA31): in the threads that name it, a build without the GPU's architecture
+    # (ethminer#422 and a Tesla M2075, ccminer#42, CudaMiner#160, pow-miner-gpu#36/#124, AutoDock-GPU#172)
+    F("cudaErrorInvalidSymbol", "invalid device symbol", 13, 13, hip="hipErrorInvalidSymbol", finding="cuda-no-kernel-image",
       meaning="a __device__ or __constant__ symbol the program copies to or from is not in the kernels loaded for this GPU: "
       "the binary holds no kernels for its architecture (built for others), or two CUDA runtimes are linked into one process",
-      step=BUILD_FOR_GPU),
+      step="a __constant__ or __device__ symbol is not in the kernels loaded for this GPU (rarely: two CUDA runtimes linked into "
+      "one process): " + BUILD_FOR_GPU),
     F("cudaErrorStubLibrary", "CUDA driver is a stub library", 34, None, "CUDA_ERROR_STUB_LIBRARY", 34,
       message_class=True,
       meaning="the libcuda.so loaded is the toolkit's stub (its lib64/stubs folder, for linking only), not the "

@@ -94,6 +94,10 @@ TRIGGERS = (
     "loss: -nan",
     "loss tensor(nan",
     "out of memory",
+    "insufficient",  # a program's own words for a GPU's memory too small: rigel's "GPU#0 error: insufficient memory" (patterns/classes31a.py)
+    "enough memory",  # "not enough memory on GPU 0", ethminer's "hasn't enough memory available" (patterns/classes31a.py)
+    "enough gpu memory",
+    "available on device",  # nsfminer's "Epoch 397 requires 4.17 GB ... from total of 1024.00 MB available on device." (classes31a.py)
     "oom when allocating",  # TensorFlow's root error under its ResourceExhaustedError, "(0) Resource exhausted: OOM when ..." (patterns/classes23c.py)
     "stopiteration",
     "undefined symbol",

@@ -36,6 +36,8 @@ INFERENCE = "inference"  # a program that only infers (predicts, generates, sepa
 KERNEL = "kernel"  # a CUDA kernel of a program other than torch (Setting.kernels)
 AMD = "amd"  # an AMD GPU, or AMD's GPU stack (ROCm, HIP, ZLUDA): NVIDIA's driver and CUDA are not what runs it
 CONTAINER = "container"  # a container (Docker, Podman, Apptainer/Singularity): the GPU is the runtime's to hand over
+PYTHON = "python"  # Python runs in the job (a traceback, a .py file, site-packages, python on a command line): no row's own
+NATIVE_PROGRAM = "native"  # a native program (C, C++, Rust, Go: a miner, a renderer, a basecaller) and no Python in the log
 
 
 
@@ -133,6 +135,17 @@ SIGNS = (
                     rb"|(?<![\w/.-])(?:[Dd]uring|[Aa]t|[Ww]hen running|[Ww]hile running|[Ww]hen doing) inference\b",
          (b"infer", b"predict", b"separate", b"upscale", b"txt2img", b"img2img", b"transcribe", b"synthesi", b"generate", b"enhance",
           b"decorate_context", b"diffusers", b"nference")),
+    # Python in the job: a traceback, a frame, a script, a package folder, python or pip on a command line, an interpreter's
+    # version in an issue template, a Python exception's class at a line's start (not a C++ exception's what())
+    sign(PYTHON, rb"Traceback \(most recent call last\)|^\s*File \"[^\"\n]+\", line \d+|\.py\b|[/\\](?:site|dist)-packages[/\\]"
+                 rb"|(?<![\w/.-])(?:python[\d.]*|pip3?|conda|jupyter|ipython)(?:\.exe)?(?= )|\bPython(?: version)?:? ?[23]\.\d+|\bimport (?:torch|tensorflow|jax|numpy)\b"
+                 rb"|^(?:\w+\.)*[A-Z]\w*(?:Error|Exception): ",
+         (b"Traceback", b"File \"", b".py", b"-packages", b"python", b"pip", b"conda", b"jupyter", b"Python", b"import ", b"Error: ", b"Exception: ")),
+    # a native program: a C++ exception's end (terminate, what()), a native frame in a shared library, a Windows program's .exe
+    # at a prompt or in a path (not python.exe)
+    sign(NATIVE_PROGRAM, rb"\bterminate called after throwing an instance of\b|^\s*what\(\): |^\s*frame #\d+: .* in \S+\.so\b"
+                 rb"|(?<![\w.-])(?!python|pip|conda)[\w-]+\.exe\b(?![\w.])",
+         (b"terminate called", b"what(): ", b"frame #", b".exe")),
     # inference engines: their start commands, start-up lines and packages
     sign(ENGINE, rb"\bvllm serve\b|\bvllm\.entrypoints\b|\bStarting vLLM\b|\bvLLM API server\b|[/\\]site-packages[/\\]vllm[/\\]|\bLLM\(model=",
          (b"vllm", b"vLLM", b"LLM(model="), "vLLM"),
@@ -170,6 +183,10 @@ TITLE_WORDS = re.compile(
     rb"|(?P<inference>\b(?:[Ii]nference|[Ii]nferencing|[Pp]redicting|[Uu]pscaling)\b)"
     rb"|(?P<vllm>\b[vV][lL][lL][mM]\b)|(?P<sglang>\b[sS][gG][lL]ang\b)|(?P<llamacpp>\bllama[.]?cpp\b|\bllama-server\b)|(?P<ollama>\b[oO]llama\b)"
 )
+# A collected thread's second line: the repository and its main language ("owner/name · issue #N · open · C++"); a program
+# written in C, C++, Rust, Go or CUDA is a native one, one written in Python a Python job
+REPOSITORY = re.compile(rb"^(?P<repo>[\w.-]+/(?P<name>[\w.-]+)) \xc2\xb7 (?:issue|pull request) #\d+ \xc2\xb7 \w+(?: \xc2\xb7 (?P<language>[^\n]*))?$", re.MULTILINE)
+NATIVE_LANGUAGES = {b"C", b"C++", b"Cuda", b"Rust", b"Go", b"C#", b"Zig", b"Fortran", b"Assembly", b"Objective-C", b"Pascal"}
 NAMED = {"wsl": (WSL, ""), "vm": (VM, ""), "container": (CONTAINER, ""), "notebook": (NOTEBOOK, ""), "rented": (RENTED, ""), "pod": (POD, ""), "cluster": (CLUSTER, ""), "ray": (RAY, ""), "vllm": (ENGINE, "vLLM"), "sglang": (ENGINE, "SGLang"),
          "tgi": (ENGINE, "TGI"), "llamacpp": (ENGINE, "llama.cpp"), "ollama": (ENGINE, "Ollama"), "comfyui": (ENGINE, "ComfyUI"),
          "inference": (INFERENCE, ""), "training": (TRAINING, "")}
@@ -223,6 +240,13 @@ class Setting:
 
     shown: tuple[Shown, ...] = ()
     kernels: tuple[Kernel, ...] = ()
+    program: str = ""  # the program a collected thread is about (its repository's name), '' where the input does not say
+    python: Optional[Shown] = None  # the first line that shows Python in the job
+    native_program: Optional[Shown] = None  # the first line that shows a native program (C, C++, Rust, Go)
+
+    def native(self) -> Optional[Shown]:
+        """The line that shows a native program ran, where no line shows Python."""
+        return None if self.python is not None else self.native_program
 
     def kernel_near(self, line: int) -> Optional[Kernel]:
         """Another program's source file named on `line` or within KERNEL_SPAN lines of it."""
@@ -245,6 +269,7 @@ class SettingSeen(HeadLines):
         super().__init__()
         self.found: dict[str, Shown] = {}
         self.kernels: list[Kernel] = []
+        self.program = ""
 
     def read_head(self, block: bytes, begin: int, end: int, words: set[bytes]) -> None:
         if self.lines < HEADER_LINES:
@@ -281,6 +306,13 @@ class SettingSeen(HeadLines):
         for _ in range(HEADER_LINES - self.lines):
             nl = block.find(b"\n", stop, end)
             stop = end if nl == -1 else nl + 1
+        if (m := REPOSITORY.search(block, begin, stop)) is not None:
+            self.program = m["name"].decode("utf-8", "replace")
+            language = (m["language"] or b"").split(b" \xc2\xb7 ")[0].strip()
+            if language in NATIVE_LANGUAGES:
+                self.keep(NATIVE_PROGRAM, "", self.line_at(block, begin, end, m.start()))
+            elif language in (b"Python", b"Jupyter Notebook"):
+                self.keep(PYTHON, "", self.line_at(block, begin, end, m.start()))
         if (m := TRACKER.search(block, begin, stop)) is not None:
             self.keep(*NAMED[next(k for k, v in m.groupdict().items() if v is not None)], self.line_at(block, begin, end, m.start()))
         for title in TITLE_LINE.finditer(block, begin, stop):
@@ -293,7 +325,8 @@ class SettingSeen(HeadLines):
             self.found[key] = Shown(setting, at[0], at[1], name)
 
     def setting(self) -> Setting:
-        return Setting(tuple(sorted(self.found.values(), key=lambda s: s.line)), tuple(self.kernels))
+        shown = tuple(sorted((s for s in self.found.values() if s.setting not in (PYTHON, NATIVE_PROGRAM)), key=lambda s: s.line))
+        return Setting(shown, tuple(self.kernels), self.program, self.found.get(PYTHON), self.found.get(NATIVE_PROGRAM))
 
 
 def needle_lines(block: bytes, begin: int, end: int, needles: set[bytes]) -> list[tuple[int, int]]:

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Optional
 
 from gpudoctor.catalog.findings.gpu_health import PASSTHROUGH_FIX
-from gpudoctor.knowledge.setting import AMD, CLUSTER, CONTAINER, ENGINE, INFERENCE, KERNEL, NOTEBOOK, POD, RAY, RENTED, TRAINING, VM, WINDOWS, WSL, Kernel, Setting
+from gpudoctor.knowledge.setting import AMD, CLUSTER, CONTAINER, ENGINE, INFERENCE, KERNEL, NATIVE_PROGRAM, NOTEBOOK, POD, RAY, RENTED, TRAINING, VM, WINDOWS, WSL, Kernel, Setting, Shown
 
 # The findings that say the process reaches no driver or no GPU
 NO_DRIVER = ("gpu-driver-unusable", "cuda-no-driver", "nvidia-smi-not-found", "cuda-no-gpus-visible", "driver-library-not-found")
@@ -41,6 +41,21 @@ class Row:
     unless: tuple[str, ...] = ()  # settings that, shown too, leave the finding its own words (an engine inside a training job)
     keeps_step: bool = False  # a step the finding's line decides (a framework's own, knowledge/story.py) follows the row's fix
 
+
+# What to do when a native program ran out of GPU memory or has no kernels for the GPU: in words that fit any program
+NATIVE_OOM_FIX = (
+    "nvidia-smi   # the GPU's total memory and the processes that hold it: close the others on this GPU (another instance of PROGRAM, "
+    "another miner or job, a desktop or browser on the card); then make what PROGRAM puts on the GPU smaller with its own options (a "
+    "smaller input, work size, batch, resolution, model or context; fewer threads, streams or instances per GPU); what it must hold at "
+    "once (a DAG for the current epoch, a model's weights) does not shrink: that needs a GPU with more memory; on Windows a GPU "
+    "program's allocations must also fit in the page file: raise virtual memory (a page file at least the sum of the GPUs' memory)")
+NATIVE_ARCH_FIX = (
+    "nvidia-smi --query-gpu=name,compute_cap --format=csv   # this GPU's compute capability; then a build of PROGRAM that includes it: "
+    "a release whose notes list this GPU's architecture, or a source build with it in the architecture list (nvcc -gencode "
+    "arch=compute_XY,code=sm_XY; CMake -DCMAKE_CUDA_ARCHITECTURES=XY; the project's own option such as make TARGETS=\"XY\" or "
+    "CUDA_ARCH=XY); cuobjdump --list-elf on its binary lists the architectures it holds; a card older than the CUDA toolkit "
+    "PROGRAM needs builds for (CUDA 12 builds for compute capability 5.0 and newer, CUDA 11 for 3.5 and newer, CUDA 9 and 10 "
+    "for 3.0 and newer) needs an older release of PROGRAM built for it, or a newer card")
 
 ROWS = (
     Row(KERNEL, "", ("cuda-no-kernel-image",), "a CUDA error raised in the source of a program other than torch",
@@ -88,11 +103,38 @@ ROWS = (
         "resolution or frame count, and use the offload option of the custom node that loads a large model",
         "ComfyUI keeps models on the GPU as its VRAM mode decides: its start-up flags and the workflow's sizes are the lever, not a "
         "training batch.", unless=(TRAINING,)),
+    # a native program (a miner, a renderer, a basecaller, a docking or video tool: C, C++, Rust, Go) and no Python in the log
+    # (knowledge/setting.py NATIVE_PROGRAM, or the failure's line in the program's own words, knowledge/patterns/classes31a.py):
+    # its own options, the GPU's other processes and the card's size are the levers, not PyTorch's (issue 35, diagA31: nsfminer's
+    # "Epoch 397 requires 4.17 GB ... 1024 MB available", rigel's "GPU#0 error: insufficient memory", lolMiner's "insufficient
+    # memory for DAG"; T-Rex#280 and rigel#78: on Windows the page file backs a GPU's allocations); after the engines' rows
+    Row(NATIVE_PROGRAM, "", ("cuda-oom", "framework-oom"), "a native program and no Python", NATIVE_OOM_FIX,
+        "PROGRAM is not a PyTorch job: what it puts on the GPU is set by its own options and its input, and what it must hold at "
+        "once (a mining algorithm's DAG for the current epoch, a model's weights, a frame buffer) does not shrink with a batch size. "
+        "The GPU's memory did not hold what it asked for: the card is too small for that work, or another process holds part of it.",
+        replaces_why=True, keeps_step=True),
+    Row(NATIVE_PROGRAM, "", ("cuda-no-kernel-image",), "a native program and no Python", NATIVE_ARCH_FIX,
+        "PROGRAM is not a PyTorch job: its CUDA kernels are those its own build compiled (a program that bundles libtorch ships its "
+        "own build of it too), for the compute capabilities that build listed; this GPU's is not among them (a new GPU with an older "
+        "build, or an old GPU that the program's CUDA toolkit no longer builds for), so it is that program's build, or the card, that "
+        "must change; reinstalling torch does not change it.",
+        replaces_why=True, title="PROGRAM's CUDA kernels have no build for this GPU's compute capability (architecture)", keeps_step=True),
     # a program that only infers (an upscaler, an audio separator, a structure predictor, a diffusion pipeline): its input's
     # size, the model's precision and where it runs are the levers (facebookresearch/demucs#46: "4GB is not enough to run on GPU
     # sadly", -d cpu; xinntao/Real-ESRGAN's own "try to set --tile with a smaller number"; YoshitakaMo/localcolabfold#105: a
     # 2 GiB GPU "too small"); after an engine's row, which names its own flags
-    Row(INFERENCE, "", ("cuda-oom", "framework-oom"), "a run that only infers (predicts, generates, separates or upscales)",
+    # (a framework other than PyTorch that only infers: the same levers without torch's words; its framework's own step follows,
+    # YoshitakaMo/localcolabfold#105: JAX on a 2 GiB card)
+    Row(INFERENCE, "", ("framework-oom",), "a run that only infers (predicts, generates, separates or upscales)",
+        "nvidia-smi   # free the GPU of other processes and read its total memory against what the model needs; then make one step's "
+        "input smaller with the program's own options (a shorter sequence or fewer residues, a lower resolution, batch size 1, fewer "
+        "models or samples at once, its tile, chunk or segment option), or a smaller or lower-precision model; or run it on the CPU "
+        "(the program's device option: -d cpu, --device cpu, --cpu), slower but not bound by the GPU's memory; a card smaller than the model's weights and one "
+        "input's activations (a 2 GiB or 4 GiB card for a large model) needs a GPU with more memory",
+        "Inference keeps no gradients or optimizer state on the GPU, only the model's weights and one step's activations: the size of "
+        "one input, the model and the device are the levers, and a card smaller than those cannot run it.",
+        unless=(TRAINING,), keeps_step=True),
+    Row(INFERENCE, "", ("cuda-oom",), "a run that only infers (predicts, generates, separates or upscales)",
         "nvidia-smi   # free the GPU of other processes and read its total memory; run the model under torch.inference_mode() (or "
         "torch.no_grad()): without it every layer's activations are kept for a backward that never comes; then make one step's input smaller: the program's "
         "tile, chunk or segment option (an upscaler's --tile 256, an audio separator's --segment or shorter tracks, a shorter sequence, "
@@ -210,6 +252,7 @@ class Fitted:
     shown: str
     title: str = ""
     keeps_step: bool = False  # the finding's own step (a framework's) follows `fix`
+    step_first: bool = False  # ... or goes before it (a native program's own line says what it needed: that decides first)
 
 
 def rows_for(finding: str) -> list[Row]:
@@ -217,19 +260,30 @@ def rows_for(finding: str) -> list[Row]:
     return [row for row in ROWS if finding in row.findings]
 
 
-def fitted(finding: str, why: str, setting: Setting, line: int) -> Optional[Fitted]:
+def fitted(finding: str, why: str, setting: Setting, line: int, own: str = "") -> Optional[Fitted]:
     """The words of finding `finding` (its own why `why`, its first line `line`) in the setting the log shows; None where it
     keeps its own. The first row whose setting is shown decides; else another program's kernel named at the line does. That
-    kernel gives its title either way: the title never names torch for another program's kernel."""
+    kernel gives its title either way: the title never names torch for another program's kernel. `own`: the finding's line
+    where it is in a program's own words (no PyTorch message): with no Python in the log, it shows a native program."""
     kernel = setting.kernel_near(line)
     titled = next((kernel_words(row, kernel) for row in rows_for(finding) if row.setting == KERNEL and kernel is not None), None)
     for row in rows_for(finding):
         if row.setting == KERNEL:
             continue
-        shown = next((s for s in setting.shown if s.setting == row.setting and (row.setting != ENGINE or s.name == row.name)), None)
+        if row.setting == NATIVE_PROGRAM:
+            if titled is not None:
+                continue  # the source file the error names says whose kernel it is: that row's words name it
+            shown = setting.native() or (Shown(NATIVE_PROGRAM, line, own) if own and setting.python is None else None)
+        else:
+            shown = next((s for s in setting.shown if s.setting == row.setting and (row.setting != ENGINE or s.name == row.name)), None)
         if shown is None or any(s.setting in row.unless for s in setting.shown):
             continue
         said = f"The log shows {row.shows} (line {shown.line}: {shown.text[:120]})."
+        if row.setting == NATIVE_PROGRAM:
+            program = setting.program or "the program"
+            return Fitted(row.fix.replace("PROGRAM", program), f"{said} {row.why.replace('PROGRAM', program.capitalize() if program == 'the program' else program)}"
+                          + ("" if row.replaces_why else f" {why}"), f"{row.shows}: line {shown.line}: {shown.text}",
+                          row.title.replace("PROGRAM", program if setting.program else "the program"), row.keeps_step, step_first=True)
         fix = row.fix
         if row.setting == RAY and (asked := tune_asked(setting)) is not None:
             fix = f"Ray Tune's line {asked[0]} shows its trials asked for none of the cluster's {asked[1]} GPUs; " + fix

@@ -35,6 +35,7 @@ from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
 from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.classes17b import fault_fields
+from gpudoctor.knowledge.patterns.classes31a import READ_AS_FOUND
 from gpudoctor.knowledge.patterns.classes20a import SIZES_SAID
 from gpudoctor.knowledge.patterns.classes23b import STOPPED_FROM_OUTSIDE
 from gpudoctor.knowledge.patterns.classes21d import DETAIL_SAID
@@ -630,7 +631,7 @@ class Diagnosis:
             # a GPU backend turned off, where the program's next lines say it stopped with nothing to run on (an error: the backend
             # it could not use), or show a GPU found and used through another (harmless) (knowledge/patterns/classes31b.py)
             p = BY_ID[values["read_as"]]
-        if p.id == "cuda-error-code" and values.get("read_as") in BY_ID:
+        if p.id in READ_AS_FOUND and values.get("read_as") in BY_ID:
             # a CUDA or HIP error read by its code whose fault has a finding of its own (knowledge/patterns/classes19a.py):
             # told as that finding, whatever program printed it
             p = BY_ID[values["read_as"]]
@@ -1577,11 +1578,13 @@ class Diagnosis:
                 # another package between the user's call and the raiser: whose value it refused is not decided (classes23c.py),
                 # so the fix says what decides it; that the run failed there is decided by the traceback, so it stays the cause
                 fix = seen.first.fields["step"]
-        if (fit := setting_fix.fitted(p.id, why, self.setting, seen.first.line)) is not None:
+        own_words = seen.first.where.text if seen.first.fields.get("program_words") else ""  # a line in a program's own words
+        if (fit := setting_fix.fitted(p.id, why, self.setting, seen.first.line, own_words)) is not None:
             # the fix of the setting the log shows (knowledge/setting_fix.py): the Windows driver under WSL, a pod's GPU request,
             # a Ray trial's, an engine's memory flags, a rebuild of the program whose kernel raised
             step = seen.first.fields.get("step") if seen.first.fields.get("read_as") == p.id else None
-            fix, why, ev["setting"] = fit.fix + (f"; {step}" if fit.keeps_step and step else ""), fit.why, fit.shown
+            fix = (f"{step}; {fit.fix}" if fit.step_first else f"{fit.fix}; {step}") if fit.keeps_step and step else fit.fix
+            why, ev["setting"] = fit.why, fit.shown
             title = fit.title or title
         if p.id == "cuda-oom" and seen.first.fields.get("hint"):
             # the program's own remedy for it, on the message's line or the next (Real-ESRGAN's "try to set --tile with a

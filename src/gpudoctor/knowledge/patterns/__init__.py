@@ -4,7 +4,7 @@ matches a line claims it, so specific patterns come before generic ones)."""
 from gpudoctor.knowledge.pattern import Pattern
 from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, classes13b, classes14b, classes15b, classes16b, classes17b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
-from gpudoctor.knowledge.patterns import classes19a, classes20a, classes20b, classes21d, classes22c, classes22d, classes23b, classes23c, classes24a, classes27b, classes28b, classes30c, classes31b, tensorrt
+from gpudoctor.knowledge.patterns import classes19a, classes20a, classes31a, classes20b, classes21d, classes22c, classes22d, classes23b, classes23c, classes24a, classes27b, classes28b, classes30c, classes31b, tensorrt
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -63,6 +63,7 @@ ALL: tuple[Pattern, ...] = (
     *classes22c.PATTERNS,  # twenty-second round (diagC22): a variable read before it was set, a training service's job summary, MATLAB's error report
     *classes22d.PATTERNS,  # twenty-second round (diagD22): a program that runs on one GPU given several; a Windows launcher .exe that could not start Python
     *classes23c.PATTERNS,  # twenty-third round (diagC23): out of memory in the words of TensorFlow, JAX, PaddlePaddle
+    *classes31a.PATTERNS_EARLY,  # thirty-first round (diagA31): a GPU's memory refused, a build without this GPU's architecture, in any program's words (after the frameworks' own)
     *classes27b.PATTERNS,  # twenty-seventh round (diagB27): a Windows code page that cannot write the program's text
     *classes30c.PATTERNS,  # thirtieth round (diagC30): a program of the system the run starts not installed (before path-not-found)
     *classes.PATTERNS,  # classes of messages: after every specific pattern of the same message

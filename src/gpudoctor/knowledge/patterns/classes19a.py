@@ -140,6 +140,7 @@ def told(fault: Fault, name: str, code: str, enums: tuple[str, ...], line: str =
         step = f"{HIP_DEVICES}; {step}" if step else HIP_DEVICES
     if fault.finding:
         out["read_as"] = fault.finding  # the finding this fault already has (knowledge/story.py tells it as that one)
+        out["program_words"] = True  # in the program's own words, not torch's: with no Python in the log, a native program's (setting_fix.py)
         if step:
             out["step"] = f"{shown}: {step}"  # (said before the finding's own fix)
     elif meaning:
