@@ -416,26 +416,61 @@ MULTI_PROCESS_WORDS = re.compile(r"torchrun|torch\.distributed\.(?:run|launch)|a
 ACCELERATE_PROCESS_API = frozenset({
     "wait_for_everyone", "main_process_first", "local_main_process_first", "gather", "gather_for_metrics", "reduce",
     "pad_across_processes", "split_between_processes",
+    # the process's own index read off the accelerator (`device_map={"": Accelerator().process_index}`: lint
+    # heldout29 u004, a QLoRA script placing each process's copy on its own GPU): one process has only index 0
+    "process_index", "local_process_index",
 })
+# accelerate's settings that only mean something with several processes: the DDP wrapper's own options
+# (`Accelerator(kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)])`: lint heldout29
+# u011, heldout29b u024) and one batch split across the processes (`Accelerator(split_batches=True)`: heldout29b u016).
+ACCELERATE_PROCESS_SETTINGS = frozenset({"DistributedDataParallelKwargs"})
+# torch.distributed's calls that only mean something in a process group a library started (a Hugging Face
+# Trainer's under torchrun: lint heldout29b u019, `dist.barrier()` at the start and end of a LoRA script).
+TORCH_PROCESS_API = frozenset({"barrier", "all_reduce", "all_gather", "broadcast", "reduce", "gather", "get_rank",
+                               "get_world_size", "all_gather_object", "broadcast_object_list"})
 
 
-def accelerate_process_sign(file: FileModel) -> ast.Attribute | None:
+def accelerate_process_sign(file: FileModel) -> ast.AST | None:
     """The first use of accelerate's multi-process API on an accelerator (`accelerator.wait_for_everyone()`,
-    `self.accelerator.gather_for_metrics(...)`, `accelerator.main_process_first()`): the sign that the file is written for
-    several processes, where it names no launcher. None where it uses none."""
-    found = [n for n in ast.walk(file.tree) if type(n) is ast.Attribute and n.attr in ACCELERATE_PROCESS_API
-             and "accelerator" in terminal_name(n.value).lower()]
-    return min(found, key=lambda n: (n.lineno, n.col_offset)) if found else None
+    `self.accelerator.gather_for_metrics(...)`, `accelerator.main_process_first()`, `accelerator.process_index`) or
+    of a setting that only several processes have (`DistributedDataParallelKwargs(...)`, `Accelerator(split_batches=
+    True)`): the sign that the file is written for several processes, where it names no launcher. None where it uses
+    none."""
+    found: list[ast.AST] = [n for n in ast.walk(file.tree) if type(n) is ast.Attribute
+                            and n.attr in ACCELERATE_PROCESS_API and "accelerator" in terminal_name(n.value).lower()]
+    for call in file.calls:
+        qualname = file.qualname(call.func) or ""
+        if not qualname.startswith("accelerate"):
+            continue
+        if terminal_name(call.func) in ACCELERATE_PROCESS_SETTINGS:
+            found.append(call)
+        elif terminal_name(call.func) == "Accelerator" and constant(keyword(call, "split_batches")) is True:
+            found.append(next(k for k in call.keywords if k.arg == "split_batches"))
+    return min(found, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))) if found else None
+
+
+def torch_process_sign(file: FileModel) -> ast.Call | None:
+    """The first call of torch.distributed's process-group API (`dist.barrier()`, `dist.get_rank()`) in a file
+    that starts no group itself: a library's launch (a Hugging Face Trainer's under torchrun) is what it is
+    written for. None where it makes none."""
+    for call in file.calls:
+        qualname = file.qualname(call.func) or ""
+        if qualname.startswith("torch.distributed.") and terminal_name(call.func) in TORCH_PROCESS_API:
+            return call
+    return None
 
 
 def framework_words(file: FileModel, call: ast.Call) -> str:
     """How a message says that `call` (what `data_parallel_framework` returned) runs the file once per
     process, naming the accelerate call that shows it where the file names no launcher."""
     said = f" (the file runs once per process under `{ast.unparse(call.func)[:40]}(...)`, line {call.lineno}"
-    sign = None if MULTI_PROCESS_WORDS.search(file.text) else accelerate_process_sign(file)
-    if sign is not None and terminal_name(call.func) == "Accelerator":
-        said += (f", launched as several: its `{ast.unparse(sign)[:50]}` on line {sign.lineno} only means something "
-                 "with more than one process")
+    words = MULTI_PROCESS_WORDS.search(file.text) is not None
+    sign: ast.AST | None = None
+    if not words:
+        sign = accelerate_process_sign(file) if terminal_name(call.func) == "Accelerator" else torch_process_sign(file)
+    if sign is not None and terminal_name(call.func) != "initialize":
+        said += (f", launched as several: its `{ast.unparse(sign)[:50]}` on line {getattr(sign, 'lineno', '?')} only "
+                 "means something with more than one process")
     return said + ")"
 
 
@@ -456,7 +491,7 @@ def data_parallel_framework(file: FileModel) -> ast.Call | None:
     as in a DDP script. Never a notebook: Jupyter runs it in one process. The first such call, or None."""
     if file.notebook:
         return None
-    shown = MULTI_PROCESS_WORDS.search(file.text) is not None
+    shown = MULTI_PROCESS_WORDS.search(file.text) is not None or torch_process_sign(file) is not None
     coordinated: bool | None = None  # accelerate's multi-process API used (computed once, where needed)
     for call in file.calls:
         qualname = file.qualname(call.func) or ""

@@ -126,7 +126,9 @@ class SaveDdpWrapper(Rule):
     on the launch, and one saved under one launch does not load under the other
     (lint heldout11: build-nanogpt's `if ddp:`, a distillation script's
     `if options['distributed']:`, a `set_model` returning DDP, DataParallel or the
-    model). Where every test the wrapping is under holds where the save runs too (`if
+    model; a wrapper moved after a conditional wrapping, `model = model.to(device)`: lint heldout29b u015;
+    a test around both the wrapping and the save, `if __name__ == "__main__":`, decides nothing between
+    them: lint heldout29b u004). Where every test the wrapping is under holds where the save runs too (`if
     args.distributed: model = DDP(model)`, then under `if args.distributed:` rank 0's
     `torch.save(model.state_dict(), p)`), the save is the wrapper's: said as one (lint heldout23:
     the mnist_ddp template in three repositories). Not where the save's own tests read the wrapping (`hasattr`,
@@ -431,8 +433,12 @@ class SaveDdpWrapper(Rule):
                      and type(branch.test) is ast.BoolOp and type(branch.test.op) is ast.And}
         said = {core for test in file.conditions(saved) if id(test) not in undecided
                 for core in SaveDdpWrapper._conjuncts(test)}
+        around = {id(test) for test in file.conditions(saved)}
         for wrap in wraps:
-            if said & {core for test in file.conditions(wrap) for core in SaveDdpWrapper._conjuncts(test)}:
+            # (a test around both, the `if __name__ == "__main__":` block, decides nothing between them: lint
+            # heldout29b u004, a detector's mid-epoch `FPN.state_dict()` beside its `if args.mGPUs:` unwrapped save)
+            if said & {core for test in file.conditions(wrap) if id(test) not in around
+                       for core in SaveDdpWrapper._conjuncts(test)}:
                 return None  # the save's path is decided by the test the wrapping is under (`if not ddp:`);
                 # not by one that lets both through (`if local_rank == 0 or not distributed:`, heldout10 u009)
         for branch, arm in arms(file, saved):
@@ -799,13 +805,16 @@ RETURNS_SELF = frozenset({"train", "eval", "to", "cuda", "cpu", "half", "float",
 def _through_self_returns(file: FileModel, origins: list[object]) -> list[object]:
     """`origins`, where a call of one of nn.Module's methods that return the module itself, on a name
     every value of which is a DDP / DataParallel wrapper there (`generator = generator.train()` after
-    `generator = DDP(generator, ...)`, lint heldout20 u019), stands for those wrappers."""
+    `generator = DDP(generator, ...)`, lint heldout20 u019), stands for those wrappers. Where some of that name's
+    values are wrappers and some not (`if cfg.use_multi_gpu: model = nn.DataParallel(model)`, then `model =
+    model.to(device)`: lint heldout29b u015, a group-activity trainer's stage-2 checkpoint), it stands for all of
+    them: the model moved is the wrapper on one path and the plain model on the other."""
     out: list[object] = []
     for origin in origins:
         if type(origin) is ast.Call and type(origin.func) is ast.Attribute and origin.func.attr in RETURNS_SELF \
                 and type(origin.func.value) is ast.Name and not wrapper_kind(file, origin):
-            inner = file.origins(origin.func.value)
-            if inner and all(type(o) is ast.Call and wrapper_kind(file, o) for o in inner):
+            inner = [o for o in file.origins(origin.func.value) if o is not origin]
+            if inner and any(type(o) is ast.Call and wrapper_kind(file, o) for o in inner):
                 out += inner
                 continue
         out.append(origin)
