@@ -291,3 +291,70 @@ class TestSaveDdpWrapperInTheMainBlock:
         code = MAIN_BLOCK.replace("if step % args.save_interval == 0:", "if not args.mGPUs:").replace(
             "SAVED", "FPN.state_dict()")
         assert found(code, self.rule) == []
+
+
+# lucidrains-style block-recurrent trainer under accelerate (lint heldout29b u016): train() defined above main's
+# prepare, given one argument too many, reading the model's own attribute through the prepared wrapper
+ACCELERATE_TRAIN = """
+    from accelerate import Accelerator
+
+    accelerator = Accelerator(split_batches=True)
+
+    def train(model, loader, optim, epoch):
+        for i in range(len(model.layers)):
+            model.layers[i].clear()
+        loss = model(next(loader))
+        accelerator.backward(loss)
+
+    def val(model, loader):
+        return model.layers[0].loss(next(loader))
+
+    def main(model, loader, optim):
+        FREEZE
+        model, optim, loader = accelerator.prepare(model, optim, loader)
+        for i in range(100):
+            train(CALL)
+            val(model, loader)
+
+    main(build(), make_loader(), make_optimizer())
+"""
+
+
+class TestUnexpectedArgumentInAnAccelerateScript:
+    """unexpected-argument: the file's own function given more arguments than it takes, in an accelerate script
+    that names no torch wrapper; not a call that fits."""
+
+    verdict = "unexpected-argument"
+    rule = "unexpected-argument"
+
+    def test_sibling_one_argument_too_many(self):
+        code = ACCELERATE_TRAIN.replace("FREEZE", "pass").replace("CALL", "model, loader, optim, scheduler, i")
+        assert found(code, self.rule) == [(18, "error")]
+
+    def test_control_the_call_fits(self):
+        code = ACCELERATE_TRAIN.replace("FREEZE", "pass").replace("CALL", "model, loader, optim, i")
+        assert found(code, self.rule) == []
+
+
+def found_lines(code: str, rule: str) -> list[tuple[int, tuple[int, ...]]]:
+    from test_controls_lintA22 import found_also
+    return found_also(code, rule)
+
+
+class TestWrapperMethodCallPreparedInAnotherFunction:
+    """wrapper-method-call: the prepared model handed to a function defined above the prepare is the wrapper there
+    too, one missing unwrap across functions; a model frozen before prepare is handed back unwrapped."""
+
+    verdict = "wrapper-method-call"
+    rule = "wrapper-method-call"
+
+    def test_sibling_read_in_train_and_val(self):
+        code = ACCELERATE_TRAIN.replace("FREEZE", "pass").replace("CALL", "model, loader, optim, i")
+        assert found(code, self.rule) == [(6, "warning")]
+        assert found_lines(code, self.rule) == [(6, (7, 12))]
+
+    def test_control_frozen_before_prepare(self):
+        # accelerate wraps in DDP only a model with a trainable parameter (lint heldout27c u025's frozen VAE)
+        code = ACCELERATE_TRAIN.replace("FREEZE", "model.requires_grad_(False)").replace(
+            "CALL", "model, loader, optim, i")
+        assert found(code, self.rule) == []

@@ -582,8 +582,31 @@ def prepared_model(file: FileModel, holder: ast.expr, depth: int = 0) -> ast.Cal
                 type(o) is ast.Call and (is_optimizer(file, o) or file.is_call_to(o, "DataLoader"))
                 for o in file.origins(given)):
             return None
+        if type(given) is ast.Name and _frozen_before(file, given, call):
+            return None
         found = call
     return found
+
+
+def _frozen_before(file: FileModel, model: ast.Name, prepare: ast.Call) -> bool:
+    """`model` has every parameter frozen above `prepare` in its function (`vae.requires_grad_(False)`, `for p in
+    vae.parameters(): p.requires_grad = False`): accelerate wraps in DDP only a model with a trainable parameter,
+    and hands this one back as it is (lint heldout27c u025: a try-on trainer's frozen VAE read through
+    `vae.encode`; not heldout29 u016, whose VAE is frozen after prepare)."""
+    scope = file.function(prepare)
+    for node in ast.walk(scope or file.tree):
+        if getattr(node, "lineno", prepare.lineno) >= prepare.lineno or file.function(node) is not scope:
+            continue
+        if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "requires_grad_" \
+                and ast.unparse(node.func.value) == model.id and node.args and constant(node.args[0]) is False:
+            return True
+        if type(node) is ast.For and type(node.iter) is ast.Call and type(node.iter.func) is ast.Attribute \
+                and node.iter.func.attr == "parameters" and ast.unparse(node.iter.func.value) == model.id \
+                and not any(type(n) is ast.If for n in ast.walk(node)) and any(
+                    type(n) is ast.Assign and any(type(t) is ast.Attribute and t.attr == "requires_grad" for t in n.targets)
+                    and constant(n.value) is False for n in ast.walk(node)):
+            return True
+    return False
 
 
 def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:
