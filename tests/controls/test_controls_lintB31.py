@@ -358,3 +358,67 @@ class TestWrapperMethodCallPreparedInAnotherFunction:
         code = ACCELERATE_TRAIN.replace("FREEZE", "model.requires_grad_(False)").replace(
             "CALL", "model, loader, optim, i")
         assert found(code, self.rule) == []
+
+
+# a TransReID-style trainer (lint heldout29b u005): the output folder, tested for itself and for being there
+OUTPUT_FOLDER = """
+    import os
+    import torch
+
+    if __name__ == "__main__":
+        args = parser.parse_args()
+        torch.distributed.init_process_group(backend="nccl", init_method="env://")
+        output_dir = cfg.OUTPUT_DIR
+        if TEST:
+            os.makedirs(output_dir)
+"""
+
+
+class TestMkdirRaceTestedForItsPath:
+    """mkdir-race-all-ranks: a path tested for itself beside the exists test is no flag; another name is."""
+
+    verdict = "mkdir-race-all-ranks"
+    rule = "mkdir-race-all-ranks"
+
+    def test_sibling_the_path_and_exists(self):
+        code = OUTPUT_FOLDER.replace("TEST", "output_dir and not os.path.exists(output_dir)")
+        assert found(code, self.rule) == [(9, "warning")]
+
+    def test_control_a_flag_this_file_cannot_resolve(self):
+        code = OUTPUT_FOLDER.replace("TEST", "cfg.SAVE and not os.path.exists(output_dir)")
+        assert found(code, self.rule) == []
+
+    def test_control_rank_zero(self):
+        code = OUTPUT_FOLDER.replace("TEST", "output_dir and torch.distributed.get_rank() == 0")
+        assert found(code, self.rule) == []
+
+
+class TestDeviceFromAccelerateProcessIndex:
+    """device-from-global-rank: accelerate's global process index as the GPU a model is placed on; not the local
+    one, nor a model spread by `device_map="auto"`."""
+
+    verdict = "device-from-global-rank"
+    rule = "device-from-global-rank"
+
+    def test_sibling_the_global_index(self):
+        assert found(PROCESS_INDEX.replace("INDEX", "process_index"), self.rule) == [(7, "warning")]
+
+    def test_control_the_local_index(self):
+        assert found(PROCESS_INDEX.replace("INDEX", "local_process_index"), self.rule) == []
+
+    def test_control_auto_placement(self):
+        code = PROCESS_INDEX.replace('{"": Accelerator().INDEX}', '"auto"  # Accelerator().process_index')
+        assert found(code, self.rule) == []
+
+
+class TestWrapperMethodCallFrozenThenGivenAdapters:
+    """wrapper-method-call: a model frozen, then handed to a function that adds trainable layers (LoRA), is wrapped
+    by prepare after all (lint heldout27c u033's UNet)."""
+
+    verdict = "wrapper-method-call"
+    rule = "wrapper-method-call"
+
+    def test_sibling_adapters_after_the_freeze(self):
+        code = ACCELERATE_TRAIN.replace("FREEZE", "model.requires_grad_(False)\n        add_lora_layers(model)").replace(
+            "CALL", "model, loader, optim, i")
+        assert found(code, self.rule) == [(6, "warning")]

@@ -424,6 +424,8 @@ ACCELERATE_PROCESS_API = frozenset({
 # (`Accelerator(kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)])`: lint heldout29
 # u011, heldout29b u024) and one batch split across the processes (`Accelerator(split_batches=True)`: heldout29b u016).
 ACCELERATE_PROCESS_SETTINGS = frozenset({"DistributedDataParallelKwargs"})
+# accelerate's objects that carry the process's index besides an accelerator.
+ACCELERATE_STATES = frozenset({"PartialState", "AcceleratorState", "state"})
 # torch.distributed's calls that only mean something in a process group a library started (a Hugging Face
 # Trainer's under torchrun: lint heldout29b u019, `dist.barrier()` at the start and end of a LoRA script).
 TORCH_PROCESS_API = frozenset({"barrier", "all_reduce", "all_gather", "broadcast", "reduce", "gather", "get_rank",
@@ -594,19 +596,36 @@ def _frozen_before(file: FileModel, model: ast.Name, prepare: ast.Call) -> bool:
     and hands this one back as it is (lint heldout27c u025: a try-on trainer's frozen VAE read through
     `vae.encode`; not heldout29 u016, whose VAE is frozen after prepare)."""
     scope = file.function(prepare)
+    frozen: ast.stmt | ast.expr | None = None
     for node in ast.walk(scope or file.tree):
         if getattr(node, "lineno", prepare.lineno) >= prepare.lineno or file.function(node) is not scope:
             continue
         if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "requires_grad_" \
                 and ast.unparse(node.func.value) == model.id and node.args and constant(node.args[0]) is False:
-            return True
+            frozen = node if frozen is None or node.lineno > frozen.lineno else frozen
         if type(node) is ast.For and type(node.iter) is ast.Call and type(node.iter.func) is ast.Attribute \
                 and node.iter.func.attr == "parameters" and ast.unparse(node.iter.func.value) == model.id \
                 and not any(type(n) is ast.If for n in ast.walk(node)) and any(
                     type(n) is ast.Assign and any(type(t) is ast.Attribute and t.attr == "requires_grad" for t in n.targets)
                     and constant(n.value) is False for n in ast.walk(node)):
-            return True
-    return False
+            frozen = node if frozen is None or node.lineno > frozen.lineno else frozen
+    if frozen is None:
+        return False
+    # nothing between the freeze and prepare may give it trainable parameters again (lint heldout27c u033: a frozen
+    # UNet handed to `patch_lora_layers(unet, ...)`, whose LoRA layers train: prepare wraps it)
+    last = frozen.end_lineno or frozen.lineno
+    for node in ast.walk(scope or file.tree):
+        if type(node) is not ast.Name or node.id != model.id or not (last < node.lineno < prepare.lineno):
+            continue
+        up = file.parent.get(node)
+        if not (type(up) is ast.Attribute and up.attr in HARMLESS_AFTER_FREEZE):
+            return False
+    return True
+
+
+# What a script may do with a frozen model before prepare that gives it no trainable parameter.
+HARMLESS_AFTER_FREEZE = frozenset({"to", "cuda", "eval", "half", "float", "bfloat16", "dtype", "device", "config",
+                                   "requires_grad_", "enable_slicing", "enable_tiling"})
 
 
 def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:
@@ -638,6 +657,11 @@ def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:
             if text in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK") or (
                     type(sub) is ast.Call and terminal_name(sub.func) == "get_rank"):
                 return "global", f"`{ast.unparse(origin)[:60]}`"
+            # accelerate's indices: `Accelerator().process_index` is the global one, `local_process_index` the
+            # node's (lint heldout29 u004: the global index as a QLoRA script's device_map GPU)
+            if type(sub) is ast.Attribute and sub.attr in ("process_index", "local_process_index") and (
+                    "accelerator" in terminal_name(sub.value).lower() or terminal_name(sub.value) in ACCELERATE_STATES):
+                return ("global" if sub.attr == "process_index" else "local"), f"`{ast.unparse(origin)[:60]}`"
     return "", ""
 
 

@@ -278,7 +278,7 @@ class SaveAllRanks(Rule):
                     yield Hit(call, cause=("every rank saves", alternatives),
                               message=f"{_saver(call)} runs on every rank{flag}{shown}: all processes write the same "
                               f"file{'s' if _model_save(call) else ''}"
-                              if shown or flag or _model_save(call) else "")
+                              if shown or flag or _model_save(call) else "", fix=_main_process_fix(only, call))
                 else:
                     inner = f" in {helpers[-1]}()" if len(helpers) > 1 else ""
                     # (the save itself is a place of this cause too: lint heldout17 u042's reader wrote it there)
@@ -418,6 +418,19 @@ def world_of_one(file: FileModel) -> bool:
     if any(type(n) is ast.Constant and n.value in ("LOCAL_RANK", "RANK", "WORLD_SIZE") for n in ast.walk(file.tree)):
         return False
     return all(constant(keyword(c, "world_size", 3), int) == 1 for c in inits)
+
+
+def _main_process_fix(framework: ast.Call | None, call: ast.Call) -> str:
+    """The guard to paste where a library makes the processes: accelerate's or the Trainer's own main-process
+    test ("": the rule's `dist.get_rank() == 0`)."""
+    if framework is None:
+        return ""
+    saved = ast.unparse(call)[:60]
+    if terminal_name(framework.func) == "Accelerator":
+        return f"if accelerator.is_main_process: {saved}  # after accelerator.wait_for_everyone()"
+    if terminal_name(framework.func).endswith("Trainer"):
+        return f"if trainer.is_world_process_zero(): {saved}"
+    return ""
 
 
 def _model_save(call: ast.Call) -> bool:
