@@ -422,3 +422,41 @@ class TestWrapperMethodCallFrozenThenGivenAdapters:
         code = ACCELERATE_TRAIN.replace("FREEZE", "model.requires_grad_(False)\n        add_lora_layers(model)").replace(
             "CALL", "model, loader, optim, i")
         assert found(code, self.rule) == [(6, "warning")]
+
+
+# a semantic-segmentation trainer (lint heldout29 u024): DDP's state saved each epoch, read back by its own resume
+# with the 'module.' prefix taken off
+RESUME_STRIPS = """
+    import torch
+    from collections import OrderedDict
+
+    def checkpoint(nets, epoch):
+        torch.save(nets.state_dict(), "{}/model_epoch_{}.pth".format(args.saveroot, epoch))
+
+    def main(args):
+        model = build_model()
+        if args.resume_epoch:
+            loaded = torch.load("./resume/LOADED_epoch_{}.pth".format(args.resume_epoch))
+            model.load_state_dict(OrderedDict((k[7:], v) for k, v in loaded.items()))
+        model = torch.nn.parallel.DistributedDataParallel(model, device_ids=[args.gpu])
+        for epoch in range(10):
+            train(model)
+            checkpoint(model, epoch)
+
+    if __name__ == "__main__":
+        main(args)
+"""
+
+
+class TestSaveDdpWrapperReadBackStripped:
+    """save-ddp-wrapper: a wrapper's checkpoint that the file's own resume reads back by name, taking 'module.' off,
+    is consistent; one the file never reads back is still said."""
+
+    verdict = "save-ddp-wrapper"
+    rule = "save-ddp-wrapper"
+
+    def test_sibling_another_checkpoint_read_back(self):
+        assert found(RESUME_STRIPS.replace("LOADED", "pretrained"), self.rule) == [(5, "warning")]
+
+    def test_control_read_back_by_the_resume(self):
+        assert found(RESUME_STRIPS.replace("LOADED", "model"), self.rule) == []

