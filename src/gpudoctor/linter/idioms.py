@@ -416,26 +416,63 @@ MULTI_PROCESS_WORDS = re.compile(r"torchrun|torch\.distributed\.(?:run|launch)|a
 ACCELERATE_PROCESS_API = frozenset({
     "wait_for_everyone", "main_process_first", "local_main_process_first", "gather", "gather_for_metrics", "reduce",
     "pad_across_processes", "split_between_processes",
+    # the process's own index read off the accelerator (`device_map={"": Accelerator().process_index}`: lint
+    # heldout29 u004, a QLoRA script placing each process's copy on its own GPU): one process has only index 0
+    "process_index", "local_process_index",
 })
+# accelerate's settings that only mean something with several processes: the DDP wrapper's own options
+# (`Accelerator(kwargs_handlers=[DistributedDataParallelKwargs(find_unused_parameters=True)])`: lint heldout29
+# u011, heldout29b u024) and one batch split across the processes (`Accelerator(split_batches=True)`: heldout29b u016).
+ACCELERATE_PROCESS_SETTINGS = frozenset({"DistributedDataParallelKwargs"})
+# accelerate's objects that carry the process's index besides an accelerator.
+ACCELERATE_STATES = frozenset({"PartialState", "AcceleratorState", "state"})
+# torch.distributed's calls that only mean something in a process group a library started (a Hugging Face
+# Trainer's under torchrun: lint heldout29b u019, `dist.barrier()` at the start and end of a LoRA script).
+TORCH_PROCESS_API = frozenset({"barrier", "all_reduce", "all_gather", "broadcast", "reduce", "gather", "get_rank",
+                               "get_world_size", "all_gather_object", "broadcast_object_list"})
 
 
-def accelerate_process_sign(file: FileModel) -> ast.Attribute | None:
+def accelerate_process_sign(file: FileModel) -> ast.AST | None:
     """The first use of accelerate's multi-process API on an accelerator (`accelerator.wait_for_everyone()`,
-    `self.accelerator.gather_for_metrics(...)`, `accelerator.main_process_first()`): the sign that the file is written for
-    several processes, where it names no launcher. None where it uses none."""
-    found = [n for n in ast.walk(file.tree) if type(n) is ast.Attribute and n.attr in ACCELERATE_PROCESS_API
-             and "accelerator" in terminal_name(n.value).lower()]
-    return min(found, key=lambda n: (n.lineno, n.col_offset)) if found else None
+    `self.accelerator.gather_for_metrics(...)`, `accelerator.main_process_first()`, `accelerator.process_index`) or
+    of a setting that only several processes have (`DistributedDataParallelKwargs(...)`, `Accelerator(split_batches=
+    True)`): the sign that the file is written for several processes, where it names no launcher. None where it uses
+    none."""
+    found: list[ast.AST] = [n for n in ast.walk(file.tree) if type(n) is ast.Attribute
+                            and n.attr in ACCELERATE_PROCESS_API and "accelerator" in terminal_name(n.value).lower()]
+    for call in file.calls:
+        qualname = file.qualname(call.func) or ""
+        if not qualname.startswith("accelerate"):
+            continue
+        if terminal_name(call.func) in ACCELERATE_PROCESS_SETTINGS:
+            found.append(call)
+        elif terminal_name(call.func) == "Accelerator" and constant(keyword(call, "split_batches")) is True:
+            found.append(next(k for k in call.keywords if k.arg == "split_batches"))
+    return min(found, key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0))) if found else None
+
+
+def torch_process_sign(file: FileModel) -> ast.Call | None:
+    """The first call of torch.distributed's process-group API (`dist.barrier()`, `dist.get_rank()`) in a file
+    that starts no group itself: a library's launch (a Hugging Face Trainer's under torchrun) is what it is
+    written for. None where it makes none."""
+    for call in file.calls:
+        qualname = file.qualname(call.func) or ""
+        if qualname.startswith("torch.distributed.") and terminal_name(call.func) in TORCH_PROCESS_API:
+            return call
+    return None
 
 
 def framework_words(file: FileModel, call: ast.Call) -> str:
     """How a message says that `call` (what `data_parallel_framework` returned) runs the file once per
     process, naming the accelerate call that shows it where the file names no launcher."""
     said = f" (the file runs once per process under `{ast.unparse(call.func)[:40]}(...)`, line {call.lineno}"
-    sign = None if MULTI_PROCESS_WORDS.search(file.text) else accelerate_process_sign(file)
-    if sign is not None and terminal_name(call.func) == "Accelerator":
-        said += (f", launched as several: its `{ast.unparse(sign)[:50]}` on line {sign.lineno} only means something "
-                 "with more than one process")
+    words = MULTI_PROCESS_WORDS.search(file.text) is not None
+    sign: ast.AST | None = None
+    if not words:
+        sign = accelerate_process_sign(file) if terminal_name(call.func) == "Accelerator" else torch_process_sign(file)
+    if sign is not None and terminal_name(call.func) != "initialize":
+        said += (f", launched as several: its `{ast.unparse(sign)[:50]}` on line {getattr(sign, 'lineno', '?')} only "
+                 "means something with more than one process")
     return said + ")"
 
 
@@ -456,7 +493,7 @@ def data_parallel_framework(file: FileModel) -> ast.Call | None:
     as in a DDP script. Never a notebook: Jupyter runs it in one process. The first such call, or None."""
     if file.notebook:
         return None
-    shown = MULTI_PROCESS_WORDS.search(file.text) is not None
+    shown = MULTI_PROCESS_WORDS.search(file.text) is not None or torch_process_sign(file) is not None
     coordinated: bool | None = None  # accelerate's multi-process API used (computed once, where needed)
     for call in file.calls:
         qualname = file.qualname(call.func) or ""
@@ -547,8 +584,48 @@ def prepared_model(file: FileModel, holder: ast.expr, depth: int = 0) -> ast.Cal
                 type(o) is ast.Call and (is_optimizer(file, o) or file.is_call_to(o, "DataLoader"))
                 for o in file.origins(given)):
             return None
+        if type(given) is ast.Name and _frozen_before(file, given, call):
+            return None
         found = call
     return found
+
+
+def _frozen_before(file: FileModel, model: ast.Name, prepare: ast.Call) -> bool:
+    """`model` has every parameter frozen above `prepare` in its function (`vae.requires_grad_(False)`, `for p in
+    vae.parameters(): p.requires_grad = False`): accelerate wraps in DDP only a model with a trainable parameter,
+    and hands this one back as it is (lint heldout27c u025: a try-on trainer's frozen VAE read through
+    `vae.encode`; not heldout29 u016, whose VAE is frozen after prepare)."""
+    scope = file.function(prepare)
+    frozen: ast.stmt | ast.expr | None = None
+    for node in ast.walk(scope or file.tree):
+        if getattr(node, "lineno", prepare.lineno) >= prepare.lineno or file.function(node) is not scope:
+            continue
+        if type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "requires_grad_" \
+                and ast.unparse(node.func.value) == model.id and node.args and constant(node.args[0]) is False:
+            frozen = node if frozen is None or node.lineno > frozen.lineno else frozen
+        if type(node) is ast.For and type(node.iter) is ast.Call and type(node.iter.func) is ast.Attribute \
+                and node.iter.func.attr == "parameters" and ast.unparse(node.iter.func.value) == model.id \
+                and not any(type(n) is ast.If for n in ast.walk(node)) and any(
+                    type(n) is ast.Assign and any(type(t) is ast.Attribute and t.attr == "requires_grad" for t in n.targets)
+                    and constant(n.value) is False for n in ast.walk(node)):
+            frozen = node if frozen is None or node.lineno > frozen.lineno else frozen
+    if frozen is None:
+        return False
+    # nothing between the freeze and prepare may give it trainable parameters again (lint heldout27c u033: a frozen
+    # UNet handed to `patch_lora_layers(unet, ...)`, whose LoRA layers train: prepare wraps it)
+    last = frozen.end_lineno or frozen.lineno
+    for node in ast.walk(scope or file.tree):
+        if type(node) is not ast.Name or node.id != model.id or not (last < node.lineno < prepare.lineno):
+            continue
+        up = file.parent.get(node)
+        if not (type(up) is ast.Attribute and up.attr in HARMLESS_AFTER_FREEZE):
+            return False
+    return True
+
+
+# What a script may do with a frozen model before prepare that gives it no trainable parameter.
+HARMLESS_AFTER_FREEZE = frozenset({"to", "cuda", "eval", "half", "float", "bfloat16", "dtype", "device", "config",
+                                   "requires_grad_", "enable_slicing", "enable_tiling"})
 
 
 def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:
@@ -580,6 +657,11 @@ def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:
             if text in ("RANK", "SLURM_PROCID", "OMPI_COMM_WORLD_RANK") or (
                     type(sub) is ast.Call and terminal_name(sub.func) == "get_rank"):
                 return "global", f"`{ast.unparse(origin)[:60]}`"
+            # accelerate's indices: `Accelerator().process_index` is the global one, `local_process_index` the
+            # node's (lint heldout29 u004: the global index as a QLoRA script's device_map GPU)
+            if type(sub) is ast.Attribute and sub.attr in ("process_index", "local_process_index") and (
+                    "accelerator" in terminal_name(sub.value).lower() or terminal_name(sub.value) in ACCELERATE_STATES):
+                return ("global" if sub.attr == "process_index" else "local"), f"`{ast.unparse(origin)[:60]}`"
     return "", ""
 
 

@@ -5,7 +5,7 @@ import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import TORCH, one_node_group, rank_kind
-from gpudoctor.linter.model import FileModel, keyword, terminal_name
+from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 SETTERS = {"set_device", "set_device_index"}
@@ -57,7 +57,9 @@ class DeviceFromGlobalRank(Rule):
     rank is first made the device under another name (`device = rank`, then `.to(device)`), it is
     said at that line, where the fix goes (`device = local_rank`), naming the uses (lint heldout24
     u044, u045, heldout21 u045: the readers pointed there, lint at the first use below; not a name
-    that says rank, `rank = dist.get_rank()`, which is right as a rank).
+    that says rank, `rank = dist.get_rank()`, which is right as a rank). accelerate's `process_index` is the
+    global rank too (`local_process_index` the node's), and a Hugging Face model placed whole on one GPU
+    (`from_pretrained(..., device_map={"": index})`) is a device use (lint heldout29 u004).
 
     Not flagged where RANK is the local rank because the file writes it so
     (`os.environ['RANK'] = str(arg.local_rank)` in main(), then `rank =
@@ -75,7 +77,7 @@ class DeviceFromGlobalRank(Rule):
     message = "the GPU is chosen by the global rank: on a second node the index is past the GPUs there"
     fix = 'torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))'
     in_tests = False  # a test picks its devices and files for one machine on purpose
-    needles = ("set_device", "RANK", "get_rank", "SLURM_PROCID")
+    needles = ("set_device", "RANK", "get_rank", "SLURM_PROCID", "process_index")
 
     VALID = (
         '''
@@ -168,7 +170,9 @@ class DeviceFromGlobalRank(Rule):
             yield Hit(binding, severity=severity, message=f"`{ast.unparse(binding)[:60]}` makes the global rank "
                       f"({how}) the device, used as a GPU index at line{'s' if len(later) > 1 else ''} {shown}: on a "
                       f"second node the index is past the GPUs there (invalid device ordinal){launch}",
-                      fix=f'{ast.unparse(binding.targets[0])} = int(os.environ["LOCAL_RANK"])', also=later)
+                      fix=f'{ast.unparse(binding.targets[0])} = ' + (
+                          ast.unparse(binding.value).replace("process_index", "local_process_index")
+                          if "process_index" in how else 'int(os.environ["LOCAL_RANK"])'), also=later)
             return
         yield Hit(at, severity=severity, message=f"the global rank ({how}) is used as a GPU index: on a second "
                   f"node the index is past the GPUs there (invalid device ordinal){launch}",
@@ -279,6 +283,16 @@ class DeviceFromGlobalRank(Rule):
         if file.is_call_to(call, "FullyShardedDataParallel", TORCH):  # FSDP(model, device_id=rank)
             device = keyword(call, "device_id")
             return device if _index(device) else None
+        if type(func) is ast.Attribute and func.attr == "from_pretrained":
+            # the whole model placed on one GPU: `from_pretrained(..., device_map={"": rank})` (lint heldout29 u004,
+            # a QLoRA script's `device_map = {"": Accelerator().process_index}`)
+            placed = keyword(call, "device_map")
+            for mapping in [placed] + ([o for o in file.origins(placed) if isinstance(o, ast.expr)]
+                                       if type(placed) is ast.Name else []):
+                if type(mapping) is ast.Dict and len(mapping.keys) == 1 and constant(mapping.keys[0]) == "" \
+                        and _index(mapping.values[0]):
+                    return mapping.values[0]
+            return None
         if qualname.startswith("torch."):  # a factory told where: torch.tensor(x, device="cuda:{}".format(rank))
             device = keyword(call, "device")
             if type(device) is ast.Name:

@@ -38,7 +38,8 @@ class MkdirRaceAllRanks(Rule):
     be a rank flag). Not flagged either: `exist_ok` given (anything but a
     literal False), a path that holds the rank (one directory per rank), a
     call inside a `try` whose `except` catches FileExistsError (or OSError,
-    Exception, a bare `except:`).
+    Exception, a bare `except:`). A test of the path itself beside the exists test (`if output_dir and not
+    os.path.exists(output_dir):`) is no flag (lint heldout29b u005).
 
     The process that hands a function of this file to another module's launcher
     (`start_dist_train(train, world_size, config)`: its name says it starts processes) is
@@ -140,11 +141,12 @@ class MkdirRaceAllRanks(Rule):
                 continue  # the module's top: the parent made it before it spawned the ranks (dev7 u015)
             if any(is_rank_condition(file, test) or SaveAllRanks._made_on_some_ranks(file, test) for test in tests):
                 continue
-            if any(SaveAllRanks._unresolved_flag(file, test) for test in tests if not self._exists_test(test)):
+            if any(SaveAllRanks._unresolved_flag(file, part) for test in tests for part in self._flags(test, path)):
                 continue  # (`if args.save:` may be a rank flag set elsewhere: no guess)
             name = file.call_name(call) or "os.makedirs"
             where = source(path)
-            tested = any(self._exists_test(test) for test in tests)
+            tested = any(self._exists_test(part) for test in tests for part in (
+                test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]))
             if spawns and file.function(call) is None:
                 message = (f"{name}({where}) without exist_ok at the top of a script that starts its ranks "
                            "with mp.spawn: the parent creates it, then each spawned rank runs the module's top "
@@ -203,6 +205,14 @@ class MkdirRaceAllRanks(Rule):
                         return True
             child = above
         return False
+
+    @classmethod
+    def _flags(cls, test: ast.expr, path: ast.expr) -> list[ast.expr]:
+        """The parts of `test` that may be flags: not a test that the folder is there, nor the folder's path itself
+        (`if output_dir and not os.path.exists(output_dir):`, a path left empty to mean none: lint heldout29b u005,
+        a re-identification trainer making its output folder on every rank), each part of an `and` read alone."""
+        parts = test.values if type(test) is ast.BoolOp and type(test.op) is ast.And else [test]
+        return [p for p in parts if not cls._exists_test(p) and ast.unparse(p) != ast.unparse(path)]
 
     @staticmethod
     def _exists_test(test: ast.expr) -> bool:

@@ -104,11 +104,19 @@ class SaveAllRanks(Rule):
     whose file names no launcher counts where the file uses accelerate's multi-process API on it (a
     barrier, `accelerator.wait_for_everyone()`; a gather; `main_process_first()`),
     which does nothing in one process, and the message names that line (lint heldout27c u031, u033,
-    u037: LoRA and PEFT trainers saving on every process after the barrier); one that uses none of it
+    u037: LoRA and PEFT trainers saving on every process after the barrier), or reads the process's index
+    (`device_map={"": Accelerator().process_index}`: lint heldout29 u004), or is given a setting only several
+    processes have (`kwargs_handlers=[DistributedDataParallelKwargs(...)]`, `split_batches=True`: lint heldout29
+    u011, heldout29b u016, u024); a Trainer whose file calls torch.distributed's group API itself
+    (`dist.barrier()`: lint heldout29b u019) likewise. One that uses none of it
     is left unsaid (it runs as one process as often as not: mixed precision on one GPU), as are some 85
     in the mature repositories' examples and notebooks that the issue 28 control found so.
     `trainer.save_model()` and `accelerator.save(...)` save on the main process by themselves and
-    are not read as saves. A script whose `deepspeed` is transformers' integration module (`from
+    are not read as saves; a save method of what `accelerator.unwrap_model(...)` returned
+    (`accelerator.unwrap_model(model).save_model(path)`, a project model's own `save`) is (lint heldout29
+    u011). A save helper of the project's own modules given no state dict counts where the file calls it
+    elsewhere under a rank test (lint heldout29b u003: a NeRF trainer's periodic `save_model(network, ...)`
+    beside two rank-0 calls of it). A script whose `deepspeed` is transformers' integration module (`from
     transformers import deepspeed`) starts no group with its `deepspeed.init_distributed()`, which
     that module does not have (lint heldout24 u074: its reader read the script as one process).
     Nor a file whose every group is a world of one (`init_process_group(..., world_size=1)`) and that
@@ -204,7 +212,7 @@ class SaveAllRanks(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         saves = sorted([c for c in file.calls_to("save", TORCH) if file.qualname(c.func) == "torch.save"]
-                       + [c for c in file.calls if _pretrained_save(c)], key=lambda c: (c.lineno, c.col_offset))
+                       + [c for c in file.calls if _model_save(c)], key=lambda c: (c.lineno, c.col_offset))
         imported = {id(c): module for c, module in _imported_savers(file)}
         framework = data_parallel_framework(file)
         if not (saves or imported) or not (is_distributed_program(file) or lightning_multi_process(file) or framework):
@@ -218,7 +226,7 @@ class SaveAllRanks(Rule):
         candidates = saves + [c for c in file.calls if id(c) in imported]
         for call in sorted(candidates, key=lambda c: (c.lineno, c.col_offset)):
             # One file per rank (`f"ckpt-{rank}.pt"`) is deliberate.
-            given = call.args[1:] if id(call) not in imported and not _pretrained_save(call) else call.args
+            given = call.args[1:] if id(call) not in imported and not _model_save(call) else call.args
             if any(self._per_rank(file, arg) for arg in given + [kw.value for kw in call.keywords]):
                 continue
             # the `else` of `if rank == 0:` runs on every other rank (lint heldout15 u025: `if is_distributed
@@ -269,8 +277,8 @@ class SaveAllRanks(Rule):
                             f"process (line {constant[0][1].lineno})" if constant else "")
                     yield Hit(call, cause=("every rank saves", alternatives),
                               message=f"{_saver(call)} runs on every rank{flag}{shown}: all processes write the same "
-                              f"file{'s' if _pretrained_save(call) else ''}"
-                              if shown or flag or _pretrained_save(call) else "")
+                              f"file{'s' if _model_save(call) else ''}"
+                              if shown or flag or _model_save(call) else "", fix=_main_process_fix(only, call))
                 else:
                     inner = f" in {helpers[-1]}()" if len(helpers) > 1 else ""
                     # (the save itself is a place of this cause too: lint heldout17 u042's reader wrote it there)
@@ -412,6 +420,33 @@ def world_of_one(file: FileModel) -> bool:
     return all(constant(keyword(c, "world_size", 3), int) == 1 for c in inits)
 
 
+def _main_process_fix(framework: ast.Call | None, call: ast.Call) -> str:
+    """The guard to paste where a library makes the processes: accelerate's or the Trainer's own main-process
+    test ("": the rule's `dist.get_rank() == 0`)."""
+    if framework is None:
+        return ""
+    saved = ast.unparse(call)[:60]
+    if terminal_name(framework.func) == "Accelerator":
+        return f"if accelerator.is_main_process: {saved}  # after accelerator.wait_for_everyone()"
+    if terminal_name(framework.func).endswith("Trainer"):
+        return f"if trainer.is_world_process_zero(): {saved}"
+    return ""
+
+
+def _model_save(call: ast.Call) -> bool:
+    """A model's own save that writes files, as `torch.save` does: a `save_pretrained` (below), or a save method
+    called on what accelerate's `unwrap_model(...)` returned (`accelerator.unwrap_model(model).save_model(path)`:
+    lint heldout29 u011, a diffusion trainer's checkpoint on every process; `.save(path)`, `.save_weights(path)`).
+    Only what `unwrap_model` gives: a method of any other object may save once by itself (`trainer.save_model()`)
+    or have to run on every rank (DeepSpeed's `engine.save_checkpoint(dir)`)."""
+    if _pretrained_save(call):
+        return True
+    func = call.func
+    return type(func) is ast.Attribute and func.attr.startswith("save") and not ONE_PROCESS_NAME.search(func.attr) \
+        and type(func.value) is ast.Call and terminal_name(func.value.func) == "unwrap_model" \
+        and keyword(call, "is_main_process") is None and bool(call.args or call.keywords)
+
+
 def _pretrained_save(call: ast.Call) -> bool:
     """`x.save_pretrained(dir)` (transformers', peft's, diffusers' models, tokenizers and processors; a
     DeepSpeed engine passes it to its module) not told which process saves: without
@@ -435,7 +470,7 @@ def _hook(file: FileModel, call: ast.AST) -> bool:
 
 def _saver(call: ast.Call) -> str:
     """How the message names a save: `torch.save`, `model_engine.save_pretrained(...)`."""
-    return f"`{ast.unparse(call.func)[:50]}(...)`" if _pretrained_save(call) else "torch.save"
+    return f"`{ast.unparse(call.func)[:50]}(...)`" if _model_save(call) else "torch.save"
 
 
 # A helper whose name says it saves on one process only (`save_on_master`, `save_main_process`).
@@ -453,7 +488,8 @@ def _imported_savers(file: FileModel) -> list[tuple[ast.Call, str]]:
     (`save_checkpoint({"state_dict": model.state_dict(), ...}, is_best, path)`), with the module
     it comes from. Not a helper whose name says one process saves (`save_on_master`), nor a
     method of an object (DeepSpeed's `engine.save_checkpoint(dir)` must run on every rank),
-    nor a library's (lint heldout15: CLTR's train_distributed.py and two derivatives)."""
+    nor a library's (lint heldout15: CLTR's train_distributed.py and two derivatives). Given no state dict, the
+    helper counts where the file calls it elsewhere under a rank test (`_guarded_elsewhere`)."""
     out: list[tuple[ast.Call, str]] = []
     for call in file.calls:
         name = terminal_name(call.func)
@@ -472,9 +508,20 @@ def _imported_savers(file: FileModel) -> list[tuple[ast.Call, str]]:
         if not module or (not module.startswith(".") and (top in LIBRARIES or top in LIBRARY_SAVERS)) \
                 or module.startswith("torch"):
             continue
-        if any(_state_dict_in(file, arg) for arg in call.args + [kw.value for kw in call.keywords]):
+        if any(_state_dict_in(file, arg) for arg in call.args + [kw.value for kw in call.keywords]) \
+                or _guarded_elsewhere(file, call):
             out.append((call, module.rsplit(".", 1)[0] if type(call.func) is ast.Name else module))
     return out
+
+
+def _guarded_elsewhere(file: FileModel, call: ast.Call) -> bool:
+    """The file calls the same helper elsewhere under a rank test (`if (epoch + 1) % cfg.save_ep == 0 and
+    cfg.local_rank == 0: save_model(network, ...)`): it knows the helper writes once per call. A call of it on
+    every rank is the guard it left out (lint heldout29b u003: a NeRF trainer's periodic `save_model(...)` beside
+    two rank-0 ones)."""
+    text = ast.unparse(call.func)
+    return any(other is not call and ast.unparse(other.func) == text and file.rank_guarded(other)
+               for other in file.calls)
 
 
 def _state_dict_in(file: FileModel, expr: ast.expr) -> bool:
@@ -559,6 +606,12 @@ def _other_message(file: FileModel, call: ast.Call, other: ast.If | None, module
         return (f"torch.save in the else of `if {ast.unparse(other.test)[:60]}:` (line {other.lineno}) runs on every "
                 "other rank" + (", and the if's body saves too" if both else "")
                 + ": all processes write the same file")
+    guarded = next((o for o in file.calls if o is not call and ast.unparse(o.func) == ast.unparse(call.func)
+                    and file.rank_guarded(o)), None)
+    if guarded is not None and not any(_state_dict_in(file, a) for a in call.args + [k.value for k in call.keywords]):
+        return (f"{terminal_name(call.func)}() of `{module}` runs on every rank here, while this file calls it under a "
+                f"rank test at line {guarded.lineno}: if it writes the file (its body is not in this file), all "
+                "processes write the same one")
     return (f"{terminal_name(call.func)}() of `{module}` is given a state_dict on every rank: if it writes the file "
             "(its body is not in this file), all processes write the same one")
 

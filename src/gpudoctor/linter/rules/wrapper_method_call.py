@@ -15,6 +15,8 @@ from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 # FSDP do, DDP does not): a file that names them may run under them (the mature-repository control: peft's
 # `*_ds_zero3_offload.py` and `*_fsdp.py` examples call `model.generate` on the prepared model).
 FORWARDING_BACKEND = re.compile(r"deepspeed|fsdp|FullyShardedDataParallel", re.IGNORECASE)
+# The grouping mark of a read on the model accelerate's prepare returned (one wrapper wherever it is read).
+PREPARED = "\0prepared:"
 # What accelerator.prepare hands back that is no model (llama-recipes: `model, tokenizer = accelerator.prepare(...)`).
 NOT_A_MODEL = re.compile(r"tokenizer|processor|optim|sched|loader|data", re.IGNORECASE)
 # A test that says the run is distributed: under it, `x.module` reads the model out of a wrapper.
@@ -113,7 +115,11 @@ class WrapperMethodCall(Rule):
     own attributes; run as one process, prepare returns the model itself. The fix reads it through
     `accelerator.unwrap_model(model)`. Not in a notebook (one process), nor in a file that names DeepSpeed
     or FSDP (their wrappers hand on the model's attributes: peft's zero3 and fsdp examples), nor on a
-    tokenizer or processor prepare hands back.
+    tokenizer or processor prepare hands back, nor on a model the file froze before prepare
+    (`vae.requires_grad_(False)`: accelerate wraps only a model with a trainable parameter; lint heldout27c u025).
+    A function defined above the prepare and handed the prepared model by every call reads the wrapper too, and
+    the reads of one prepared model are one missing unwrap, said once across functions (lint heldout29b u016:
+    `model.model[i]` in train() and val()).
     """
 
     id = "wrapper-method-call"
@@ -177,9 +183,13 @@ class WrapperMethodCall(Rule):
         # and one per wrapper and function: five reads of `net.lmbda`, `net.aux_loss`, ... across a
         # validation loop are one missing `.module`, said once with its other lines (lint heldout15
         # u016 gave five errors in two functions); another function keeps its own
-        grouped: dict[tuple[int, str, str, str], list[tuple[tuple[int, str, str], Hit]]] = {}
+        grouped: dict[tuple[int | None, str, str, str], list[tuple[tuple[int, str, str], Hit]]] = {}
         for run, hit in hits:
-            key = (id(file.function(hit.node) if hit.node is not None else None), run[1], run[2], option[id(hit)])
+            # (the model accelerate's prepare returned is one wrapper wherever it is read: one missing unwrap,
+            # said once across functions; lint heldout29b u016's train() and val() reading `model.model[i]`)
+            scope = None if option[id(hit)].startswith(PREPARED) else \
+                id(file.function(hit.node) if hit.node is not None else None)
+            key = (scope, run[1], run[2], option[id(hit)])
             grouped.setdefault(key, []).append((run, hit))
         for runs in grouped.values():
             (run, hit), rest = runs[0], runs[1:]
@@ -190,7 +200,8 @@ class WrapperMethodCall(Rule):
             if rest:
                 lines = ", ".join(str(r[0]) for r, _ in rest)
                 word = "lines" if len(rest) > 1 else "line"
-                hit = replace(hit, message=f"{hit.message} (the same wrapper at {word} {lines})")
+                hit = replace(hit, message=f"{hit.message} (the same wrapper at {word} {lines})",
+                              also=tuple(sorted({r[0] for r, _ in rest} - {run[0]})))
             yield hit
 
     def _reads(self, file: FileModel) -> Iterator[tuple[ast.Attribute, Hit, str]]:
@@ -236,12 +247,15 @@ class WrapperMethodCall(Rule):
             # `model.save_pretrained(...)`): under a multi-process launch prepare wraps it in DDP
             prepared = None if file.notebook or FORWARDING_BACKEND.search(file.text) \
                 or NOT_A_MODEL.search(holder) else prepared_model(file, node.value)
-            if prepared is not None and prepared.lineno < node.lineno:
+            # (above prepare in the file, but in a function the prepared model is handed to: lint heldout29b u016's
+            # `train(model, ...)`, defined above `main`'s prepare, reading `model.model[i]`)
+            if prepared is not None and (prepared.lineno < node.lineno
+                                         or file.function(prepared) is not file.function(node)):
                 yield node, Hit(node, severity=WARNING, fix=f"accelerator.unwrap_model({holder}).{node.attr}",
                                 message=f"{holder} is the model `{ast.unparse(prepared.func)[:40]}(...)` returned "
                                 f"(line {prepared.lineno}): under a multi-process launch that is a "
                                 f"DistributedDataParallel wrapper, which has no `{node.attr}` (AttributeError; "
-                                "run as one process, prepare returns the model itself)"), ""
+                                "run as one process, prepare returns the model itself)"), f"{PREPARED}{prepared.lineno}"
                 continue
             # a parameter the function takes as it is, handed a certain wrapper by a call of the file
             # (lint heldout20 u020: `predict(messages, model)` below `model = DDP(model, ...)`, and
