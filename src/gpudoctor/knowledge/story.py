@@ -43,8 +43,9 @@ from gpudoctor.knowledge.patterns.classes22d import DETAIL_SAID as DETAIL_SAID_2
 from gpudoctor.knowledge.patterns.classes23c import DETAIL_SAID as DETAIL_SAID_23C, REFUSED_VALUE
 from gpudoctor.knowledge.patterns.classes23c import by_frame as frame_class23c
 from gpudoctor.knowledge.patterns.classes24a import DETAIL_SAID as DETAIL_SAID_24A
-from gpudoctor.knowledge.patterns.classes28b import DETAIL_SAID as DETAIL_SAID_28B
+from gpudoctor.knowledge.patterns.classes28b import BACKEND_NOT_BUILT, DETAIL_SAID as DETAIL_SAID_28B
 from gpudoctor.knowledge.patterns.classes30c import DETAIL_SAID as DETAIL_SAID_30C
+from gpudoctor.knowledge.patterns.classes31c import DETAIL_SAID as DETAIL_SAID_31C
 from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
@@ -168,7 +169,9 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 # knowledge/patterns/classes28b.py: the GPU library, the backend list, the Vulkan call the line names, and their step
                 *DETAIL_SAID_28B,
                 # knowledge/patterns/classes30c.py: the program that is not installed, and the step that installs it
-                *DETAIL_SAID_30C)
+                *DETAIL_SAID_30C,
+                # knowledge/patterns/classes31c.py: what the package was built for against what is installed, and its step
+                *DETAIL_SAID_31C)
 # An empty input that its reader's failure leaves: the exception the log shows (no pattern names it) is the cause, when there
 # is one (TF1's queue closed empty after its reader thread's "Can't parse serialized Example": dxv2k/pixel_link_py3's
 # log_train.txt, heldout19w)
@@ -861,7 +864,7 @@ class Diagnosis:
         its warning before it falls back are there the error that stopped the program (heldout27b: both had been told as a
         warning that the model runs on the CPU)."""
         for pid, seen in list(told.items()):
-            if pid not in DEGRADED_RUN or seen.pattern.severity is not Severity.WARN:
+            if pid not in RAISED_FAILS or seen.pattern.severity is not Severity.WARN:
                 continue
             at = self.raised_at(seen)
             if at:
@@ -1580,7 +1583,7 @@ class Diagnosis:
             # the program's own remedy for it, on the message's line or the next (Real-ESRGAN's "try to set --tile with a
             # smaller number"; knowledge/patterns/cuda.py oom_fields): quoted first
             fix = remedy_step(Remedy(seen.first.fields["hint"], seen.first.line + seen.first.fields.get("hint_after", 0))) + fix
-        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A + DETAIL_SAID_28B + DETAIL_SAID_30C and seen.first.fields.get("detail"):
+        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A + DETAIL_SAID_28B + DETAIL_SAID_30C + DETAIL_SAID_31C and seen.first.fields.get("detail"):
             # the sizes the message gives (knowledge/patterns/classes20a.py); what it names (knowledge/patterns/classes21d.py, classes22c.py, classes22d.py)
             title = f"{title}: {seen.first.fields['detail']}"
         if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):
@@ -1860,6 +1863,10 @@ INITIALIZATION = CUDA_FAULTS["cudaerrorinitializationerror"]
 
 # An exception's own line ("RuntimeError: ...") and the signs of a process that raised (a C++ abort's terminate and what(), a
 # traceback's exception): a warning of a degraded run read on one of them was raised (`raised_not_degraded`)
+# Warnings that, read on a line the process raised, are its failure (`raised_not_degraded`): those of a run that goes on
+# degraded, and a build without its GPU backend that refuses the GPU's work (spconv's CPU-only build raises RuntimeError
+# "... not implemented for CPU ONLY build.": mmdetection3d#2061; heldout17 logonet-41 had been read as feature-not-supported)
+RAISED_FAILS = DEGRADED_RUN | {BACKEND_NOT_BUILT}
 RAISED_LINE = re.compile(r"^\W{0,3}(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*:\s*\S")
 RAISED_KINDS = ("terminate", "what", "exception")
 
