@@ -152,3 +152,53 @@ class TestExtensionBuiltForOtherTorch:
                 "Applying attention optimization: xformers... done.\n")
         assert "extension-built-for-other-torch" not in found(text + TRAINED)
         assert errors(text + TRAINED) == []
+
+
+class TestNcclDuplicateGpu:
+    verdict = "nccl-duplicate-gpu"
+
+    def test_sibling_xgboost_workers_on_one_gpu(self):
+        # heldout29b xgboost-6344: ten dask workers on one GPU, XGBoost's own check before its NCCL all-reduce: its step
+        # (one worker per GPU), not torch's set_device
+        f = head(case("heldout29b", "xgboost-6344-dask-workers-gpu-hist"))
+        assert f.id == "nccl-duplicate-gpu" and f.severity is Severity.ERROR
+        assert f.fix.startswith("one worker per GPU: dask: dask_cuda.LocalCUDACluster()") and "set_device" not in f.fix
+
+    def test_sibling_nccls_own_words_keep_torchs_step(self):
+        f = head("smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000\n")
+        assert f.id == "nccl-duplicate-gpu" and f.fix.startswith('torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))')
+
+    def test_sibling_another_native_check_stays_its_own(self):
+        # the nearest XGBoost failure of another verdict: a native CHECK about something else
+        f = head("xgboost.core.XGBoostError: [10:01:02] /workspace/src/tree/updater_gpu_hist.cu:781: Check failed: n_bins > 0 (0 vs. 0)\n")
+        assert f.id != "nccl-duplicate-gpu"
+
+    def test_control_ncclss_init_lines_of_distinct_gpus(self):
+        text = ("node1:1:1 [0] NCCL INFO comm 0x556fe4c70860 rank 0 nranks 2 cudaDev 0 nvmlDev 0 - Init COMPLETE\n"
+                "node1:2:2 [1] NCCL INFO comm 0x5644e6e34af0 rank 1 nranks 2 cudaDev 1 nvmlDev 1 - Init COMPLETE\n")
+        assert "nccl-duplicate-gpu" not in found(text + TRAINED)
+        assert errors(text + TRAINED) == []
+
+
+class TestParallelLayoutRefused:
+    verdict = "parallel-layout-refused"
+
+    def test_sibling_deepep_internode_on_one_gpu_nodes(self):
+        # heldout28 DeepEP-104: two nodes of one A100 each; DeepEP's Buffer refuses its normal kernels over RDMA
+        f = head(case("heldout28", "DeepEP-104-two-node-a100-internode"))
+        assert f.id == "parallel-layout-refused" and "NVLink peers" in f.title
+        assert f.fix.startswith("DeepEP's normal (internode) kernels assume 8 GPUs per node") and "low_latency_mode=True" in f.fix
+
+    def test_sibling_deepep_whole_nodes(self):
+        f = head("RuntimeError: Failed: Assertion error /sgl-workspace/DeepEP/csrc/deep_ep.cpp:40 'num_ranks < NUM_MAX_NVL_PEERS or num_ranks % NUM_MAX_NVL_PEERS == 0'\n")
+        assert f.id == "parallel-layout-refused" and "whole nodes" in f.title
+
+    def test_sibling_deepeps_other_asserts_are_not_a_layout(self):
+        # DeepEP's low-latency mode given more tokens than its buffer (deepseek-ai/DeepEP#165): not the ranks' layout
+        f = head("RuntimeError: Failed: Assertion error /sgl-workspace/DeepEP/csrc/deep_ep.cpp:1025 "
+                 "'x.size(0) == topk_idx.size(0) and x.size(0) <= num_max_dispatch_tokens_per_rank'\n")
+        assert f.id != "parallel-layout-refused"
+
+    def test_control_the_macro_and_the_source_line(self):
+        text = "#define NUM_MAX_NVL_PEERS 8\n    EP_HOST_ASSERT(num_ranks > NUM_MAX_NVL_PEERS or low_latency_mode);\n"
+        assert "parallel-layout-refused" not in found(text + TRAINED)
