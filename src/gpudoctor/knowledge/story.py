@@ -858,8 +858,8 @@ class Diagnosis:
         told[runtime.id] = dataclasses.replace(fork, pattern=runtime, first=dataclasses.replace(fork.first, fields={**fields, **fault_fields(INITIALIZATION)}))
 
     def raised_not_degraded(self, told: dict[str, Seen]) -> None:
-        """A warning that the run goes on degraded (knowledge/ending.py DEGRADED_RUN: the CPU for the GPU, a fallback kernel)
-        read on a line the process raised is the run's failure, not a fallback: an error. Raised: the line is an
+        """A warning that the run goes on degraded (knowledge/ending.py DEGRADED_RUN: the CPU for the GPU, a fallback kernel),
+        or that a build has no GPU backend (RAISED_FAILS), read on a line the process raised is the run's failure, not a fallback: an error. Raised: the line is an
         exception's ("RuntimeError: ... CUDA_PATH is set but CUDA wasn't able to be loaded", Anjok07/ultimatevocalremovergui#738),
         or the pattern's line is the message of an abort or an exception the log shows (C++'s "terminate called after
         throwing an instance of 'Ort::Exception'" and its what(), k2-fsa/sherpa-onnx#1465): the same words a library logs as
@@ -1863,12 +1863,12 @@ SRUN_STATUS = re.compile(r"Exited with exit code (?P<code>\d+)")
 FORK_REINIT = "cuda-fork-reinit"
 INITIALIZATION = CUDA_FAULTS["cudaerrorinitializationerror"]
 
-# An exception's own line ("RuntimeError: ...") and the signs of a process that raised (a C++ abort's terminate and what(), a
-# traceback's exception): a warning of a degraded run read on one of them was raised (`raised_not_degraded`)
 # Warnings that, read on a line the process raised, are its failure (`raised_not_degraded`): those of a run that goes on
 # degraded, and a build without its GPU backend that refuses the GPU's work (spconv's CPU-only build raises RuntimeError
-# "... not implemented for CPU ONLY build.": mmdetection3d#2061; heldout17 logonet-41 had been read as feature-not-supported)
+# "... not implemented for CPU ONLY build.": open-mmlab/mmdetection3d#2061)
 RAISED_FAILS = DEGRADED_RUN | {BACKEND_NOT_BUILT}
+# An exception's own line ("RuntimeError: ...") and the signs of a process that raised (a C++ abort's terminate and what(), a
+# traceback's exception): a warning of a degraded run read on one of them was raised (`raised_not_degraded`)
 RAISED_LINE = re.compile(r"^\W{0,3}(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*:\s*\S")
 RAISED_KINDS = ("terminate", "what", "exception")
 

@@ -62,6 +62,12 @@ BACKEND_STEPS = {
                   "https://huggingface.github.io/autogptq-index/whl/cu118/   # the index of the CUDA of the installed torch "
                   "(torch.version.cuda: cu118, cu121); or build it where nvcc of that CUDA is installed (pip install . in its "
                   "source, BUILD_CUDA_EXT not 0); then python -c \"import autogptq_cuda_64\" (after import torch) imports"),
+    "gptq": ("the GPTQ CUDA kernels did not import (auto-gptq's autogptq_cuda or GPTQ-for-LLaMa's quant_cuda: not built, or built "
+             "for another torch or CUDA)",
+             "python -c \"import torch, autogptq_cuda_64\" (auto-gptq) or python -c \"import torch, quant_cuda\" (GPTQ-for-LLaMa) says "
+             "which and why; auto-gptq: pip uninstall -y auto-gptq && pip install auto-gptq --no-cache-dir --extra-index-url "
+             "https://huggingface.github.io/autogptq-index/whl/cu118/ (the index of torch.version.cuda); GPTQ-for-LLaMa: python "
+             "setup_cuda.py install in its folder, in the environment the program runs, with the CUDA toolkit of the installed torch"),
     "": ("the program lists the CPU alone among its backends",
          "install the program's GPU build (the package or release named for CUDA or the GPU), then check that its list of "
          "backends names the GPU"),
@@ -72,7 +78,7 @@ def backend_fields(m: re.Match, context: list[str]) -> dict:
     out = groups(m, context)
     program = ("sherpa" if out.get("sherpa") else "onnxruntime" if out.get("ort") or out.get("ort_list") or out.get("ort_asked") else
                "ollama" if out.get("ollama") else "llama.cpp" if out.get("llama") else "spconv" if out.get("spconv") else
-               "auto_gptq" if out.get("gptq") or out.get("gptq_kernels") else "")
+               "auto_gptq" if out.get("gptq_kernels") or out.get("gptq_logger") else "gptq" if out.get("gptq") else "")
     out["detail"], out["step"] = BACKEND_STEPS[program]
     return out
 
@@ -140,9 +146,11 @@ PATTERNS = [
         # on a sparse convolution, raised as the run's RuntimeError (then an error: story.py raised_not_degraded)
         # (a thread's heading that quotes it is the reporter's words, pattern.NOT_HEADING: a line of the run decides it)
         r"|" + NOT_HEADING + r"(?P<spconv>not implemented for CPU ONLY build)"
-        # (diagC31) AutoGPTQ's own notice that its CUDA kernels did not import (auto_gptq.nn_modules.qlinear*), alone or with
-        # its logger's name; the quantized layers then run on slow fallbacks, or the model does not load
-        r"|^(?:\W{0,3}(?:[\d\-: ,]+)?(?:-? ?WARNING\W{1,3}(?:[\w.]+\.py:\d+ - )?|WARNING:auto_gptq[\w.]*:)?)?(?P<gptq>CUDA extension not installed)\.?\s*$"
+        # (diagC31) the GPTQ kernels' own notice that they did not import: AutoGPTQ's (auto_gptq.nn_modules.qlinear*, its logger's
+        # name or its qlinear file on the line) and GPTQ-for-LLaMa's (quant.py's print, the same words alone); the quantized
+        # layers then run on slow fallbacks, or the model does not load
+        r"|^(?:\W{0,3}(?:[\d\-: ,]+)?(?:-? ?WARNING\W{1,3}(?:(?P<gptq_logger>qlinear\w*\.py):\d+ - |[\w.]+\.py:\d+ - )?|WARNING:auto_gptq[\w.]*:)?)?"
+        r"(?P<gptq>CUDA extension not installed)\.?\s*$"
         r"|(?P<gptq_kernels>CUDA kernels for auto_gptq are not installed)",
         ("SHERPA_ONNX_ENABLE_GPU", "providers", "CPUExecutionProvider", "runners=", "Dynamic LLM libraries", "GPU offload support",
          "is not in available provider names", "CPU ONLY build", "CUDA extension not installed", "CUDA kernels for auto_gptq"),
@@ -154,9 +162,9 @@ PATTERNS = [
         says why: onnxruntime's failure to create its CUDA provider is that cause). Everything then runs on the CPU: slow,
         0% GPU use, memory of the host. A run meant for the CPU prints the same list; it is a warning, not a failure. A
         package can say it of itself: spconv's CPU-only build (plain `spconv` where `spconv-cu118` was meant) refuses its
-        sparse convolutions on the GPU, and that RuntimeError stops the run; auto-gptq without its CUDA kernels (a wheel for
-        another torch or CUDA, a build without nvcc) says "CUDA extension not installed" and runs its quantized layers on slow
-        fallbacks, or does not load the model.""",
+        sparse convolutions on the GPU, and that RuntimeError stops the run; the GPTQ kernels (auto-gptq's, GPTQ-for-LLaMa's)
+        not built, or built for another torch or CUDA, say "CUDA extension not installed", and the quantized layers run on
+        slow fallbacks, or the model does not load.""",
         fix="STEP",
         examples=[
             ("Please compile with -DSHERPA_ONNX_ENABLE_GPU=ON. Available providers: CPUExecutionProvider, .",
@@ -174,7 +182,8 @@ PATTERNS = [
             ("2023-08-23 13:49:27,776 - WARNING - qlinear_old.py:16 - CUDA extension not installed.",
              "PromtEngineer/localGPT#402 (auto-gptq's prebuilt wheel; reinstalled from source)"),
             ("WARNING:auto_gptq.nn_modules.qlinear.qlinear_cuda:CUDA extension not installed.", "AutoGPTQ/AutoGPTQ#751 (Windows, torch 2.5.1, CUDA 12.4)"),
-            ("CUDA extension not installed.", "AutoGPTQ/AutoGPTQ#598 (transformers loading a GPTQ model in an NGC container)"),
+            ("CUDA extension not installed.", "AutoGPTQ/AutoGPTQ#598 (transformers loading a GPTQ model in an NGC container); GPTQ-for-LLaMa's "
+             "quant.py prints the same words when quant_cuda does not import (oobabooga/textgen#795, heldout28b)"),
             ("CUDA kernels for auto_gptq are not installed, this will result in very slow inference speed. This may because:",
              "AutoGPTQ/AutoGPTQ#249 (a source install without the CUDA extension built)"),
         ],
