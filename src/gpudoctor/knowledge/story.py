@@ -156,8 +156,6 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 # knowledge/patterns/classes.py: the path that is not there (a script or a program the command names too); the
                 # refusal of a setting in the message's own words
                 "path-not-found", "settings-combination-refused",
-                # knowledge/patterns/nccl.py: two ranks on one GPU, torch's step or XGBoost's workers' (diagC31)
-                "nccl-duplicate-gpu",
                 # knowledge/patterns/classes20a.py: what the message's sizes require, with its numbers
                 *SIZES_SAID,
                 # knowledge/patterns/classes21d.py: the path, the device string, the data set or checkpoint the line names

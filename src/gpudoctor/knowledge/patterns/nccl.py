@@ -6,19 +6,21 @@ from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, groups, pattern
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
-# Two ranks on one GPU: torch's step, or XGBoost's (its workers, one per GPU)
+# Two ranks on one GPU: torch's fix, and XGBoost's step before it where XGBoost's check said it (its workers, one per GPU)
 TORCH_ONE_GPU_PER_RANK = ('torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # before init_process_group / model.cuda(); and no more ranks per node '
                           "than it has GPUs: --nproc-per-node (accelerate's --num_processes, a launch script's GPU count) = the number of GPUs "
                           "(nvidia-smi -L), 1 on a one-GPU machine")
 XGBOOST_ONE_GPU_PER_WORKER = ("one worker per GPU: dask: dask_cuda.LocalCUDACluster() (one worker per visible GPU; or dask-cuda-worker on each "
                               "node) in place of a LocalCluster(n_workers=N) whose workers all see GPU 0, and no more workers than GPUs; Spark: "
                               "spark.task.resource.gpu.amount=1 with one executor per GPU; MIG slices of one card are one device to NCCL: "
-                              "whole GPUs, or one worker")
+                              "whole GPUs, or one worker; for torch's own ranks, the same rule")
 
 
 def duplicate_fields(m: re.Match, context: list[str]) -> dict:
+    """XGBoost's check: its step (knowledge/story.py puts a `read_as` step before the pattern's fix)."""
     out = groups(m, context)
-    out["step"] = XGBOOST_ONE_GPU_PER_WORKER if out.get("xgboost") else TORCH_ONE_GPU_PER_RANK
+    if out.get("xgboost"):
+        out["step"], out["read_as"] = XGBOOST_ONE_GPU_PER_WORKER, "nccl-duplicate-gpu"
     return out
 
 
@@ -99,7 +101,7 @@ PATTERNS = [
         all ranks, or more ranks than GPUs (--nproc-per-node) do the same. XGBoost's GPU training checks it
         itself: its workers (dask workers, Spark tasks) each need a GPU of their own, and workers that all see
         the same one (a plain LocalCluster's, more workers than GPUs) stop it.""",
-        fix="STEP",
+        fix=TORCH_ONE_GPU_PER_RANK,
         fields=duplicate_fields,
         examples=[
             (
