@@ -191,6 +191,8 @@ TRIGGERS = (
     "could not locate",
     "unable to load any of {",
     "not in available provider names",
+    "cuda extension not installed",  # auto-gptq without its CUDA kernels (patterns/classes28b.py, diagC31)
+    "cuda kernels for auto_gptq",
     # lines that arrive without any of the words above (continuation lines, bare NCCL lines, noise)
     "no device found",
     "no gpu to monitor",

@@ -44,9 +44,10 @@ from gpudoctor.knowledge.patterns.classes22d import DETAIL_SAID as DETAIL_SAID_2
 from gpudoctor.knowledge.patterns.classes23c import DETAIL_SAID as DETAIL_SAID_23C, REFUSED_VALUE
 from gpudoctor.knowledge.patterns.classes23c import by_frame as frame_class23c
 from gpudoctor.knowledge.patterns.classes24a import DETAIL_SAID as DETAIL_SAID_24A
-from gpudoctor.knowledge.patterns.classes28b import DETAIL_SAID as DETAIL_SAID_28B
+from gpudoctor.knowledge.patterns.classes28b import BACKEND_NOT_BUILT, DETAIL_SAID as DETAIL_SAID_28B
 from gpudoctor.knowledge.patterns.classes30c import DETAIL_SAID as DETAIL_SAID_30C
 from gpudoctor.knowledge.patterns.classes31b import DETAIL_SAID as DETAIL_SAID_31B, DISABLED as BACKEND_DISABLED
+from gpudoctor.knowledge.patterns.classes31c import DETAIL_SAID as DETAIL_SAID_31C
 from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
@@ -172,7 +173,9 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 # knowledge/patterns/classes30c.py: the program that is not installed, and the step that installs it
                 *DETAIL_SAID_30C,
                 # knowledge/patterns/classes31b.py: the GPU backend the program turned off, and the check that decides it
-                *DETAIL_SAID_31B)
+                *DETAIL_SAID_31B,
+                # knowledge/patterns/classes31c.py: what the package was built for against what is installed, and its step
+                *DETAIL_SAID_31C)
 # An empty input that its reader's failure leaves: the exception the log shows (no pattern names it) is the cause, when there
 # is one (TF1's queue closed empty after its reader thread's "Can't parse serialized Example": dxv2k/pixel_link_py3's
 # log_train.txt, heldout19w)
@@ -861,15 +864,15 @@ class Diagnosis:
         told[runtime.id] = dataclasses.replace(fork, pattern=runtime, first=dataclasses.replace(fork.first, fields={**fields, **fault_fields(INITIALIZATION)}))
 
     def raised_not_degraded(self, told: dict[str, Seen]) -> None:
-        """A warning that the run goes on degraded (knowledge/ending.py DEGRADED_RUN: the CPU for the GPU, a fallback kernel)
-        read on a line the process raised is the run's failure, not a fallback: an error. Raised: the line is an
+        """A warning that the run goes on degraded (knowledge/ending.py DEGRADED_RUN: the CPU for the GPU, a fallback kernel),
+        or that a build has no GPU backend (RAISED_FAILS), read on a line the process raised is the run's failure, not a fallback: an error. Raised: the line is an
         exception's ("RuntimeError: ... CUDA_PATH is set but CUDA wasn't able to be loaded", Anjok07/ultimatevocalremovergui#738),
         or the pattern's line is the message of an abort or an exception the log shows (C++'s "terminate called after
         throwing an instance of 'Ort::Exception'" and its what(), k2-fsa/sherpa-onnx#1465): the same words a library logs as
         its warning before it falls back are there the error that stopped the program (heldout27b: both had been told as a
         warning that the model runs on the CPU)."""
         for pid, seen in list(told.items()):
-            if pid not in DEGRADED_RUN or seen.pattern.severity is not Severity.WARN:
+            if pid not in RAISED_FAILS or seen.pattern.severity is not Severity.WARN:
                 continue
             at = self.raised_at(seen)
             if at:
@@ -1590,7 +1593,7 @@ class Diagnosis:
             # the program's own remedy for it, on the message's line or the next (Real-ESRGAN's "try to set --tile with a
             # smaller number"; knowledge/patterns/cuda.py oom_fields): quoted first
             fix = remedy_step(Remedy(seen.first.fields["hint"], seen.first.line + seen.first.fields.get("hint_after", 0))) + fix
-        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A + DETAIL_SAID_28B + DETAIL_SAID_30C + DETAIL_SAID_31B and seen.first.fields.get("detail"):
+        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A + DETAIL_SAID_28B + DETAIL_SAID_30C + DETAIL_SAID_31B + DETAIL_SAID_31C and seen.first.fields.get("detail"):
             # the sizes the message gives (knowledge/patterns/classes20a.py); what it names (knowledge/patterns/classes21d.py, classes22c.py, classes22d.py)
             title = f"{title}: {seen.first.fields['detail']}"
         if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):
@@ -1868,6 +1871,10 @@ SRUN_STATUS = re.compile(r"Exited with exit code (?P<code>\d+)")
 FORK_REINIT = "cuda-fork-reinit"
 INITIALIZATION = CUDA_FAULTS["cudaerrorinitializationerror"]
 
+# Warnings that, read on a line the process raised, are its failure (`raised_not_degraded`): those of a run that goes on
+# degraded, and a build without its GPU backend that refuses the GPU's work (spconv's CPU-only build raises RuntimeError
+# "... not implemented for CPU ONLY build.": open-mmlab/mmdetection3d#2061)
+RAISED_FAILS = DEGRADED_RUN | {BACKEND_NOT_BUILT}
 # An exception's own line ("RuntimeError: ...") and the signs of a process that raised (a C++ abort's terminate and what(), a
 # traceback's exception): a warning of a degraded run read on one of them was raised (`raised_not_degraded`)
 RAISED_LINE = re.compile(r"^\W{0,3}(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\s*:\s*\S")

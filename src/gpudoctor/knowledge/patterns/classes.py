@@ -7,6 +7,8 @@ the way another version of a second package worked. Their examples are real line
 threads; their counter-examples are the nearest lines that mean something else.
 """
 
+import re
+
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
@@ -53,6 +55,36 @@ def driver_unusable_fields(m, context: list[str]) -> dict:
     out = groups(m, context)
     if out.get("nvml") == "Unknown Error":
         out.update(step=NVML_UNKNOWN_STEP, read_as="gpu-driver-unusable")
+    return out
+
+
+# (diagC31) A device or backend option whose choices the program builds from what its installed build can run on (facefusion,
+# roop and Deep-Live-Cam offer onnxruntime.get_available_providers() as --execution-provider's choices): a GPU asked for, and
+# no GPU among the choices, is a build without its GPU backend, not a mistyped option
+GPU_CHOICE = re.compile(r"(?i)^(?:cuda(?::\d+)?|gpu|tensorrt|trt|rocm|(?:cuda|tensorrt|rocm)executionprovider)$")
+GPU_WORD = re.compile(r"(?i)cuda|gpu|tensorrt|rocm")
+ORT_CHOICES = re.compile(r"(?i)\b(?:azure|dml|coreml|openvino|cpu ?execution ?provider)\b|provider")
+CHOICE_REFUSED = re.compile(r"invalid choice: '(?P<asked>[^']+)' \(choose from (?P<choices>[^)]*)\)")
+
+
+def arguments_fields(m: re.Match, context: list[str]) -> dict:
+    """The refusal's groups; a GPU backend asked for among choices that hold none: the step that installs the GPU build."""
+    out = groups(m, context)
+    refused = CHOICE_REFUSED.search(out.get("detail") or "")
+    if refused is None or not GPU_CHOICE.match(refused["asked"]) or GPU_WORD.search(refused["choices"]):
+        return out
+    choices = refused["choices"]
+    if ORT_CHOICES.search(f"{out.get('argument', '')} {choices}"):
+        out["step"] = (f"{out.get('argument', 'the option')} offers {choices} alone: the execution providers of the installed onnxruntime, "
+                       "which has no CUDA provider (the CPU package onnxruntime, or onnxruntime-directml for 'dml'): pip uninstall -y "
+                       "onnxruntime onnxruntime-directml onnxruntime-gpu && pip install onnxruntime-gpu   # the release for the installed "
+                       "CUDA and cuDNN; then python -c \"import onnxruntime as ort; print(ort.get_available_providers())\" lists "
+                       "CUDAExecutionProvider and the option accepts cuda")
+    else:
+        out["step"] = (f"{out.get('argument', 'the option')} offers {choices} alone: the program lists what its installed build can run "
+                       "on, and it has no GPU backend: install its GPU build (the package or release named for CUDA), then its --help "
+                       f"offers {refused['asked']}")
+    out["read_as"] = "script-arguments-refused"
     return out
 
 
@@ -758,6 +790,11 @@ PATTERNS = [
         first argument: start it with torchrun, which adds nothing to the command line, or pass every option as a flag;
         --local-rank/--local_rank refused: read int(os.environ["LOCAL_RANK"]) or accept both spellings""".replace("\n        ", " "),
         examples=[
+            ("run.py: error: argument --execution-providers: invalid choice: 'cuda' (choose from 'cpu')",
+             "facefusion/facefusion#48 (the CPU package onnxruntime; onnxruntime-gpu fixed it)"),
+            ("run.py: error: argument --execution-provider: invalid choice: 'cuda' (choose from 'azure', 'cpu')", "hacksider/Deep-Live-Cam#1136"),
+            ("run.py: error: argument --execution-provider: invalid choice: 'cuda' (choose from 'dml', 'cpu')",
+             "hacksider/Deep-Live-Cam#202 (onnxruntime-directml, DirectML's provider, where CUDA's was asked)"),
             ("train.py: error: the following arguments are required: --output_dir/--output-dir", "hiyouga/LlamaFactory#6075 (deepspeed's --local_rank=0 before the YAML path)"),
             ("main.py: error: argument --batch-size: invalid int value: '32,'", "argparse's message for a malformed value"),
             ("usage: autotrain <command> [<args>] autotrain advanced cli: error: unrecognized arguments: --data_path . --use_peft --use_int4",
@@ -768,5 +805,6 @@ PATTERNS = [
             "error: the following files would be overwritten by checkout:",
         ],
         after=("launcher-local-rank-arg",),
+        fields=arguments_fields,
     ),
 ]

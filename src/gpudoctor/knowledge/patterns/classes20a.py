@@ -114,6 +114,9 @@ LAYOUT = NOT_WARNED + "(?:" + (
     r"|(?P<split>\w*split\w*(?:\.size\(\))?)\s*<=?\s*(?P<limit>\w*MAX_DEVICES\w*)"
     # the same limit in llama-cpp-python's words (its Llama(tensor_split=...) check before it calls llama.cpp)
     r"|" + NOT_HEADING + r"Attempt to split tensors that exceed maximum supported devices\. Current (?P<limit_py>LLAMA_MAX_DEVICES)=(?P<max_devices>\d+)"
+    # (diagC31) DeepEP's Buffer: its normal kernels over RDMA need more ranks than one node's NVLink peers (8), and whole nodes
+    # of them (its EP_HOST_ASSERT, "Failed: Assertion error csrc/deep_ep.cpp:32 'num_ranks > NUM_MAX_NVL_PEERS or low_latency_mode'")
+    + r"|" + NOT_HEADING + r"Assertion error \S+:\d+ '(?P<nvl>num_ranks\s*(?P<nvl_op>>|<|%)\s*NUM_MAX_NVL_PEERS[^'\n]{0,60})'"
 ) + ")"
 NUMBER = re.compile(r"\(?(-?\d+)\)?")
 SIZE_NUMBERS = re.compile(r"\s*\(?-?\d+\)?")  # the numbers a product of sizes gives, taken out of its words
@@ -284,9 +287,23 @@ def split_said(f: dict) -> tuple[str, str]:
         f"split entries than the build's limit")
 
 
+def nvl_said(f: dict) -> tuple[str, str]:
+    if f["nvl_op"] == ">":
+        return "DeepEP's normal kernels over RDMA need more ranks than one node's 8 NVLink peers (NUM_MAX_NVL_PEERS)", (
+            "DeepEP's normal (internode) kernels assume 8 GPUs per node joined by NVLink, on two or more nodes: start 8 ranks per "
+            "node there (torchrun --nproc_per_node=8); with fewer GPUs per node use its low-latency kernels (Buffer(..., "
+            "low_latency_mode=True)), or on one node its intranode kernels (num_rdma_bytes=0); NUM_MAX_NVL_PEERS is a "
+            "compile-time macro its kernels are written for (8): another value is untested, and without NVLink its maintainers do "
+            "not recommend DeepEP")
+    return "DeepEP's normal kernels need whole nodes of 8 NVLink peers (NUM_MAX_NVL_PEERS)", (
+        "past one node, DeepEP's normal kernels take a multiple of 8 ranks (8 GPUs per node over NVLink): start 8 ranks on every "
+        "node, or use its low-latency kernels (Buffer(..., low_latency_mode=True))")
+
+
 # Each check LAYOUT reads, by the group only its alternative sets: what the title adds and the fix's first step
 LAYOUT_SAID = (("condition", product_said), ("dims", dims_said), ("built", built_said), ("over", over_said), ("mesh_n", mesh_said),
-               ("whole", divisor_said), ("first", strategies_said), ("slots", slots_said), ("limit", split_said))
+               ("whole", divisor_said), ("first", strategies_said), ("slots", slots_said), ("limit", split_said),
+               ("nvl", nvl_said))
 
 
 def layout_fields(m: re.Match, context: list[str]) -> dict:
@@ -364,7 +381,8 @@ PATTERNS = [
         "the program's own check refused the parallel layout (sizes that do not agree, or strategies that do not go together)",
         LAYOUT,
         ("Assertion failed: ", "Check failed: ", "AssertionError: ", "Assertion `", "GGML_ASSERT", "divisible by", "a multiple of",
-         "incompatible with", "not compatible with", "not supported with", "MAX_DEVICES", "world size", "WORLD_SIZE", "Mesh should not be bigger", "not enough slots"),
+         "incompatible with", "not compatible with", "not supported with", "MAX_DEVICES", "world size", "WORLD_SIZE", "Mesh should not be bigger", "not enough slots",
+         "NUM_MAX_NVL_PEERS"),
         why="""A parallel job states its layout in sizes that must agree: the ranks started (nodes x processes per node, mpirun's -n)
         equal the product of the tensor-, pipeline- and data-parallel sizes, each parallel size divides the world size, a split
         lists no more devices than the program supports, and some strategies exclude others (DeepSpeed's pipeline engine
@@ -396,6 +414,10 @@ PATTERNS = [
             ("AssertionError: Engine world size (2) != Runtime world size (1)", "TensorRT-LLM's runner (a tp2 engine started without mpirun)"),
             ("ValueError: Total number of hidden layers (30) must be divisible by pipeline parallel size (4).",
              "vLLM's config check (a model's layers over pipeline stages)"),
+            ("RuntimeError: Failed: Assertion error /home1/DeepEP/csrc/deep_ep.cpp:32 'num_ranks > NUM_MAX_NVL_PEERS or low_latency_mode'",
+             "deepseek-ai/DeepEP#104 (heldout28, retired: two nodes of one A100 each; the maintainers: not meant for it)"),
+            ("**Assertion error /home/host/alok/deepep/DeepEP/csrc/deep_ep.cpp:48 'num_ranks > NUM_MAX_NVL_PEERS or low_latency_mode'**",
+             "deepseek-ai/DeepEP#477 (two nodes of two GPUs each)"),
         ],
         not_examples=[
             "tensor_parallel_size=8, pipeline_parallel_size=1, world_size: 32",
@@ -407,6 +429,8 @@ PATTERNS = [
             "[  217.545140] NVRM nvAssertFailedNoLog: Assertion failed: status == NV_OK @ kernel_gsp_ga102.c:235",
             "AssertionError: train_batch_size is not equal to micro_batch_per_gpu * gradient_acc_step * world_size 1028 != 128 * 1 * 8",
             "INFO: world size 8, tensor parallel size 2, pipeline parallel size 2, data parallel size 2",
+            "#define NUM_MAX_NVL_PEERS 8",
+            "EP_HOST_ASSERT(num_ranks > NUM_MAX_NVL_PEERS or low_latency_mode);",  # the source line, not its failure
         ],
         fields=layout_fields,
     ),

@@ -24,7 +24,7 @@ from __future__ import annotations
 import re
 
 from gpudoctor.core.findings import Severity
-from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge.pattern import CAUSE, NOT_HEADING, groups, pattern
 
 E = Severity.ERROR
 W = Severity.WARN
@@ -52,6 +52,22 @@ BACKEND_STEPS = {
     "llama.cpp": ("llama.cpp was built without a GPU backend",
                   "rebuild it with the GPU backend: cmake -B build -DGGML_CUDA=ON (llama-cpp-python: CMAKE_ARGS=\"-DGGML_CUDA=on\" "
                   "pip install --force-reinstall --no-cache-dir llama-cpp-python), or install a CUDA release of it"),
+    "spconv": ("spconv is its CPU-only build: its sparse convolutions have no GPU kernels there",
+               "pip uninstall -y spconv && pip install spconv-cu118   # the package named for the CUDA of the installed torch "
+               "(python -c \"import torch; print(torch.version.cuda)\": spconv-cu113, -cu117, -cu118, -cu120, -cu121, ...; plain "
+               "`spconv` is the CPU build); then pip list | grep -i spconv shows that one package alone"),
+    "auto_gptq": ("AutoGPTQ's CUDA kernels are not in the installed auto-gptq (a wheel for another torch or CUDA, or one built "
+                  "without them)",
+                  "pip uninstall -y auto-gptq && pip install auto-gptq --no-cache-dir --extra-index-url "
+                  "https://huggingface.github.io/autogptq-index/whl/cu118/   # the index of the CUDA of the installed torch "
+                  "(torch.version.cuda: cu118, cu121); or build it where nvcc of that CUDA is installed (pip install . in its "
+                  "source, BUILD_CUDA_EXT not 0); then python -c \"import autogptq_cuda_64\" (after import torch) imports"),
+    "gptq": ("the GPTQ CUDA kernels did not import (auto-gptq's autogptq_cuda or GPTQ-for-LLaMa's quant_cuda: not built, or built "
+             "for another torch or CUDA)",
+             "python -c \"import torch, autogptq_cuda_64\" (auto-gptq) or python -c \"import torch, quant_cuda\" (GPTQ-for-LLaMa) says "
+             "which and why; auto-gptq: pip uninstall -y auto-gptq && pip install auto-gptq --no-cache-dir --extra-index-url "
+             "https://huggingface.github.io/autogptq-index/whl/cu118/ (the index of torch.version.cuda); GPTQ-for-LLaMa: python "
+             "setup_cuda.py install in its folder, in the environment the program runs, with the CUDA toolkit of the installed torch"),
     "": ("the program lists the CPU alone among its backends",
          "install the program's GPU build (the package or release named for CUDA or the GPU), then check that its list of "
          "backends names the GPU"),
@@ -61,7 +77,8 @@ BACKEND_STEPS = {
 def backend_fields(m: re.Match, context: list[str]) -> dict:
     out = groups(m, context)
     program = ("sherpa" if out.get("sherpa") else "onnxruntime" if out.get("ort") or out.get("ort_list") or out.get("ort_asked") else
-               "ollama" if out.get("ollama") else "llama.cpp" if out.get("llama") else "")
+               "ollama" if out.get("ollama") else "llama.cpp" if out.get("llama") else "spconv" if out.get("spconv") else
+               "auto_gptq" if out.get("gptq_kernels") or out.get("gptq_logger") else "gptq" if out.get("gptq") else "")
     out["detail"], out["step"] = BACKEND_STEPS[program]
     return out
 
@@ -115,7 +132,7 @@ PATTERNS = [
         "platform",
         CAUSE,
         W,
-        "the program's build has no GPU backend: it lists only the CPU among the backends it can run on",
+        "the program's build has no GPU backend: it lists only the CPU among the backends it can run on, or says its build has no GPU kernels",
         r"(?P<sherpa>Please compile with -DSHERPA_ONNX_ENABLE_GPU=ON)"
         # onnxruntime's providers as a program logs them, the CPU's alone (the list closed, or ended by a dot)
         r"|(?P<ort>(?:Applied|Available) providers:?\s*\[?\s*['\"]?CPUExecutionProvider['\"]?\s*,?\s*(?:\.|\]))"
@@ -124,16 +141,30 @@ PATTERNS = [
         r"|(?P<ort_asked>Specified provider '(?:CUDA|Tensorrt|ROCM|MIGraphX)ExecutionProvider' is not in available provider names)"
         # Ollama's runners (its server log at start): the CPU's variants alone
         r"|(?P<ollama>(?:runners=\"?|Dynamic LLM libraries \[)(?:\[\s*)?(?:cpu\w*\s*)+\])"
-        r"|(?P<llama>not compiled with GPU offload support)",
+        r"|(?P<llama>not compiled with GPU offload support)"
+        # (diagC31) a package that says the operation asked of it has no kernel in its CPU-only build: spconv's (cumm's) check
+        # on a sparse convolution, raised as the run's RuntimeError (then an error: story.py raised_not_degraded)
+        # (a thread's heading that quotes it is the reporter's words, pattern.NOT_HEADING: a line of the run decides it)
+        r"|" + NOT_HEADING + r"(?P<spconv>not implemented for CPU ONLY build)"
+        # (diagC31) the GPTQ kernels' own notice that they did not import: AutoGPTQ's (auto_gptq.nn_modules.qlinear*, its logger's
+        # name or its qlinear file on the line) and GPTQ-for-LLaMa's (quant.py's print, the same words alone); the quantized
+        # layers then run on slow fallbacks, or the model does not load
+        r"|^(?:\W{0,3}(?:[\d\-: ,]+)?(?:-? ?WARNING\W{1,3}(?:(?P<gptq_logger>qlinear\w*\.py):\d+ - |[\w.]+\.py:\d+ - )?|WARNING:auto_gptq[\w.]*:)?)?"
+        r"(?P<gptq>CUDA extension not installed)\.?\s*$"
+        r"|(?P<gptq_kernels>CUDA kernels for auto_gptq are not installed)",
         ("SHERPA_ONNX_ENABLE_GPU", "providers", "CPUExecutionProvider", "runners=", "Dynamic LLM libraries", "GPU offload support",
-         "is not in available provider names"),
+         "is not in available provider names", "CPU ONLY build", "CUDA extension not installed", "CUDA kernels for auto_gptq"),
         why="""Programs that run on several kinds of hardware say at start which backends they have: onnxruntime its
         execution providers, sherpa-onnx the providers of the onnxruntime it was built with, Ollama its runner libraries,
         llama.cpp whether it can offload layers. When the list holds the CPU alone, the build in use has no GPU backend: the
         CPU package of onnxruntime (or both packages installed, the CPU one in charge), a library built without its GPU
         option, a distribution's package without the CUDA runner; or its GPU backend did not load (then a line before it
         says why: onnxruntime's failure to create its CUDA provider is that cause). Everything then runs on the CPU: slow,
-        0% GPU use, memory of the host. A run meant for the CPU prints the same list; it is a warning, not a failure.""",
+        0% GPU use, memory of the host. A run meant for the CPU prints the same list; it is a warning, not a failure. A
+        package can say it of itself: spconv's CPU-only build (plain `spconv` where `spconv-cu118` was meant) refuses its
+        sparse convolutions on the GPU, and that RuntimeError stops the run; the GPTQ kernels (auto-gptq's, GPTQ-for-LLaMa's)
+        not built, or built for another torch or CUDA, say "CUDA extension not installed", and the quantized layers run on
+        slow fallbacks, or the model does not load.""",
         fix="STEP",
         examples=[
             ("Please compile with -DSHERPA_ONNX_ENABLE_GPU=ON. Available providers: CPUExecutionProvider, .",
@@ -146,6 +177,15 @@ PATTERNS = [
              "ggerganov/llama.cpp issues (a build without -DGGML_CUDA=ON)"),
             ("UserWarning: Specified provider 'CUDAExecutionProvider' is not in available provider names.Available providers: 'AzureExecutionProvider, CPUExecutionProvider'",
              "microsoft/onnxruntime issues (the CPU package onnxruntime where onnxruntime-gpu was meant)"),
+            ("RuntimeError: /io/build/temp.linux-x86_64-cpython-37/spconv/build/core_cc/src/csrc/sparse/all/SpconvOps/SpconvOps_get_indice_pairs.cc(65) not implemented for CPU ONLY build.",
+             "open-mmlab/mmdetection3d#2061 (the CPU-only spconv installed; the maintainer: install spconv with CUDA), hailanyi/VirConv#48"),
+            ("2023-08-23 13:49:27,776 - WARNING - qlinear_old.py:16 - CUDA extension not installed.",
+             "PromtEngineer/localGPT#402 (auto-gptq's prebuilt wheel; reinstalled from source)"),
+            ("WARNING:auto_gptq.nn_modules.qlinear.qlinear_cuda:CUDA extension not installed.", "AutoGPTQ/AutoGPTQ#751 (Windows, torch 2.5.1, CUDA 12.4)"),
+            ("CUDA extension not installed.", "AutoGPTQ/AutoGPTQ#598 (transformers loading a GPTQ model in an NGC container); GPTQ-for-LLaMa's "
+             "quant.py prints the same words when quant_cuda does not import (oobabooga/textgen#795, heldout28b)"),
+            ("CUDA kernels for auto_gptq are not installed, this will result in very slow inference speed. This may because:",
+             "AutoGPTQ/AutoGPTQ#249 (a source install without the CUDA extension built)"),
         ],
         not_examples=[
             "Applied providers: ['CUDAExecutionProvider', 'CPUExecutionProvider'], with options: {'CUDAExecutionProvider': {'device_id': '0'}}",
@@ -154,6 +194,10 @@ PATTERNS = [
             "providers=['CUDAExecutionProvider', 'CPUExecutionProvider']",
             # bitsandbytes' notice on any machine without CUDA (an Intel XPU run, a CPU evaluation: heldout20w, heldout21w)
             "UserWarning: The installed version of bitsandbytes was compiled without GPU support. 8-bit optimizers and GPU quantization are unavailable.",
+            # a build step that compiles an extension, and a sentence that only names the notice
+            "Building the CUDA extension not installed before: running build_ext",
+            "I get the warning CUDA extension not installed. but inference works",
+            "RuntimeError: not implemented for CUDA",
         ],
         after=("onnxruntime-cuda-provider-failed",),
         fields=backend_fields,

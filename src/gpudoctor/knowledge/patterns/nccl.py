@@ -6,6 +6,24 @@ from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, groups, pattern
 
 E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
+# Two ranks on one GPU: torch's fix, and XGBoost's step before it where XGBoost's check said it (its workers, one per GPU)
+TORCH_ONE_GPU_PER_RANK = ('torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # before init_process_group / model.cuda(); and no more ranks per node '
+                          "than it has GPUs: --nproc-per-node (accelerate's --num_processes, a launch script's GPU count) = the number of GPUs "
+                          "(nvidia-smi -L), 1 on a one-GPU machine")
+XGBOOST_ONE_GPU_PER_WORKER = ("one worker per GPU: dask: dask_cuda.LocalCUDACluster() (one worker per visible GPU; or dask-cuda-worker on each "
+                              "node) in place of a LocalCluster(n_workers=N) whose workers all see GPU 0, and no more workers than GPUs; Spark: "
+                              "spark.task.resource.gpu.amount=1 with one executor per GPU; MIG slices of one card are one device to NCCL: "
+                              "whole GPUs, or one worker; for torch's own ranks, the same rule")
+
+
+def duplicate_fields(m: re.Match, context: list[str]) -> dict:
+    """XGBoost's check: its step (knowledge/story.py puts a `read_as` step before the pattern's fix)."""
+    out = groups(m, context)
+    if out.get("xgboost"):
+        out["step"], out["read_as"] = XGBOOST_ONE_GPU_PER_WORKER, "nccl-duplicate-gpu"
+    return out
+
+
 SHM_FIX = "docker run --ipc=host ...  (or --shm-size=16g; Kubernetes: mount an emptyDir with medium: Memory at /dev/shm)"
 
 LAST_ERROR = re.compile(r"Last error:\s*(\S.{0,299})")
@@ -73,21 +91,31 @@ PATTERNS = [
         CAUSE,
         E,
         "two ranks are on the same GPU",
-        r"Duplicate GPU detected ?: rank (?P<rank_a>\d+)(?: and rank (?P<rank_b>\d+)(?: both on CUDA device (?P<bus_id>\w+))?)?",
-        ("Duplicate GPU",),
+        r"Duplicate GPU detected ?: rank (?P<rank_a>\d+)(?: and rank (?P<rank_b>\d+)(?: both on CUDA device (?P<bus_id>\w+))?)?"
+        # (diagC31) XGBoost's own check before its NCCL all-reduce: the workers of one training share a GPU (dask workers of
+        # a LocalCluster, Spark tasks, MIG slices of one card), "n_uniques == world (1 vs. 10)"
+        r"|(?P<xgboost>Multiple processes within communication group running on same CUDA device is not supported)",
+        ("Duplicate GPU", "running on same CUDA device"),
         why="""NCCL needs one GPU per rank. Without torch.cuda.set_device(local_rank) before the first CUDA
         call every rank of a node uses cuda:0; a hard-coded device, CUDA_VISIBLE_DEVICES set to one GPU for
-        all ranks, or more ranks than GPUs (--nproc-per-node) do the same.""",
-        fix='torch.cuda.set_device(int(os.environ["LOCAL_RANK"]))  # before init_process_group / model.cuda(); and no more ranks per node '
-            "than it has GPUs: --nproc-per-node (accelerate's --num_processes, a launch script's GPU count) = the number of GPUs (nvidia-smi -L), "
-            "1 on a one-GPU machine",
+        all ranks, or more ranks than GPUs (--nproc-per-node) do the same. XGBoost's GPU training checks it
+        itself: its workers (dask workers, Spark tasks) each need a GPU of their own, and workers that all see
+        the same one (a plain LocalCluster's, more workers than GPUs) stop it.""",
+        fix=TORCH_ONE_GPU_PER_RANK,
+        fields=duplicate_fields,
         examples=[
             (
                 "[1,2]<stdout>:smc-gpu-03:29880:30398 [0] init.cc:497 NCCL WARN Duplicate GPU detected : rank 2 and rank 0 both on CUDA device 1000",
                 "horovod/horovod#3929",
             ),
             ("Duplicate GPU detected : rank 3 and rank 0 both on CUDA device f000", "NVIDIA/Megatron-LM#661"),
+            ("Exception in gpu_hist: [12:40:37] /root/repo/xgboost/src/common/device_helpers.cu:64: Check failed: n_uniques == world (1 vs. 10) : "
+             "Multiple processes within communication group running on same CUDA device is not supported",
+             "dmlc/xgboost#6344 (heldout29b, retired: ten dask workers on one GPU)"),
+            ("XGBoostError: Multiple processes within communication group running on same CUDA device is not supported",
+             "dask/dask#10091 (dask-cuda workers on MIG slices of one A100)"),
         ],
+        not_examples=["[0] NCCL INFO comm 0x556fe4c70860 rank 3 nranks 16 cudaDev 3 nvmlDev 3 - Init COMPLETE"],
     ),
     pattern(
         "nccl-socket-ifname",
