@@ -44,6 +44,7 @@ TRIGGERS = (
     "timeout",
     "timed out",
     "kill",
+    "cannot find -l",  # the linker's library not found, in a build of GPU code (build-dependency-missing)
     "signal",
     "sigsegv",
     "sigabrt",

@@ -7,6 +7,12 @@ from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E = Severity.ERROR
 
+# The findings that name why a build of GPU code failed from its own error line (the toolkit not found, the architecture, the
+# host compiler, a header or library missing, the host's memory): where the log shows one, `extension-build-failed`'s wrapper
+# lines are its consequence
+BUILD_CAUSES = ("cuda-toolkit-missing", "deepspeed-cuda-home-missing", "msvc-compiler-not-found", "build-gpu-arch-unsupported",
+                "build-out-of-host-memory", "build-dependency-missing", "build-host-compiler-unsupported")
+
 PATTERNS = [
     pattern(
         "deepspeed-host-unreachable-ssh",
@@ -101,6 +107,141 @@ PATTERNS = [
         not_examples=['"train_batch_size": "auto", "train_micro_batch_size_per_gpu": "auto"'],
         fields=groups,
     ),
+    # The build's own error line decides why a build of GPU code failed (diagE31, issue 35): these name the cause where the
+    # line is one of the compiler's or toolkit's own, before `extension-build-failed`, whose wrapper lines (setuptools' "command
+    # '.../nvcc' failed", ninja's CalledProcessError, pip's "Failed building wheel") are then told as their consequence.
+    pattern(
+        "build-gpu-arch-unsupported",
+        "launcher",
+        CAUSE,
+        E,
+        "nvcc refused the GPU architecture the build asked for: this CUDA toolkit is older than that architecture, or TORCH_CUDA_ARCH_LIST names one it does not know",
+        r"nvcc fatal\s*:\s*Unsupported gpu architecture '(?P<arch>[\w ]+)'?"
+        r"|nvcc fatal\s*:\s*Value '(?P<value>\w+)' is not defined for option 'gpu-architecture'"
+        r"|Unknown CUDA arch \((?P<arch_list>[^)]*)\) or GPU not supported",
+        ("Unsupported gpu architecture", "for option 'gpu-architecture'", "Unknown CUDA arch ("),
+        why="""A CUDA extension is compiled for the GPU architectures the build names (torch.utils.cpp_extension takes them from
+        TORCH_CUDA_ARCH_LIST, else from the GPUs it sees; a package's setup.py or CMake may name its own, -gencode
+        arch=compute_XX). nvcc knows only the architectures of its own release: compute_75 needs CUDA 10.0, compute_80 11.0,
+        compute_86 11.1, compute_89 and compute_90 11.8, compute_90a 12.0, compute_100 and compute_120 12.8. An older toolkit
+        (often not the one torch was built with: an old /usr/local/cuda, or CUDA_HOME pointing at it) stops at the first one it does
+        not know; torch's own check refuses an entry of TORCH_CUDA_ARCH_LIST it cannot read ("Unknown CUDA arch"). No kernel was
+        built: the GPU itself is not at fault, and nothing ran on it.""",
+        fix="""nvcc --version against the architecture named (compute_89/compute_90 need CUDA 11.8+, compute_90a 12.0+, compute_100/compute_120
+        12.8+): install the CUDA toolkit of torch.version.cuda (or newer) and point CUDA_HOME and PATH at it; or build only for the GPU
+        you have, in a form this nvcc knows: export TORCH_CUDA_ARCH_LIST="8.6" (python -c 'import torch; print(torch.cuda.get_device_capability())'
+        gives it), then pip install -v --no-build-isolation PACKAGE""".replace("\n        ", " "),
+        examples=[
+            ("nvcc fatal   : Unsupported gpu architecture 'compute_89'", "facebookresearch/3detr#59 (an RTX 4090, CUDA 11.5's nvcc)"),
+            ("nvcc fatal   : Unsupported gpu architecture 'compute_75'", "csuhan/s2anet#44 (CUDA 9.2's nvcc)"),
+            ("nvcc fatal   : Unsupported gpu architecture 'compute_61", "ucbdrive/few-shot-object-detection#11 (the quote cut)"),
+            ("ValueError: Unknown CUDA arch (8.9+PTX) or GPU not supported", "torch.utils.cpp_extension._get_cuda_arch_flags' check of TORCH_CUDA_ARCH_LIST"),
+        ],
+        not_examples=[
+            # nvcc's notice while building for old architectures: the build goes on
+            "nvcc warning : The 'compute_35', 'compute_37', 'sm_35', and 'sm_37' architectures are deprecated, and may be removed in a future release",
+            # the run's error for a binary built without the GPU's architecture: a runtime sibling (cuda-no-kernel-image)
+            "RuntimeError: CUDA error: no kernel image is available for execution on the device",
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "build-out-of-host-memory",
+        "launcher",
+        CAUSE,
+        E,
+        "the build ran out of host memory: the system killed a compiler process (more parallel compile jobs than this machine's RAM holds)",
+        r"fatal error: Killed signal terminated program (?P<program>[\w+-]+)"
+        r"|internal compiler error: Killed \(program (?P<killed>[\w+-]+)\)"
+        r"|'(?P<tool>cicc|ptxas|nvlink|fatbinary|cudafe\+\+)' died due to signal 9",
+        ("Killed signal terminated program", "internal compiler error: Killed", "died due to signal 9"),
+        why="""Compiling CUDA code takes several GB of host memory per compile (flash-attn's, xformers' and vLLM's kernels more), and
+        the build runs one compile per CPU core at once (ninja's default; MAX_JOBS sets it). When they do not fit in the RAM (or
+        the container's memory limit), the kernel's out-of-memory killer ends a compiler process with signal 9: gcc says "Killed
+        signal terminated program cc1plus", nvcc "'cicc' died due to signal 9". The code is not at fault: the same build with fewer
+        jobs, or more memory, succeeds.""",
+        fix="""MAX_JOBS=2 pip install -v --no-build-isolation PACKAGE (MAX_JOBS=1 if it is killed again; for CMake builds:
+        cmake --build . -j 2, CMAKE_BUILD_PARALLEL_LEVEL=2); free -g and dmesg | grep -i 'killed process' show the memory and the
+        kill; add swap or raise the container's memory limit; or install a prebuilt wheel of the package for your torch and CUDA""".replace("\n        ", " "),
+        examples=[
+            ("c++: fatal error: Killed signal terminated program cc1plus", "a compile killed by the out-of-memory killer (gcc's wording)"),
+            ("nvcc error   : 'cicc' died due to signal 9 (Kill signal)", "NVIDIA/cudf#8018; microsoft/onnxruntime#18579 (flash-attention kernels)"),
+            ("g++: internal compiler error: Killed (program cc1plus)", "gcc's older wording of the same kill"),
+        ],
+        not_examples=[
+            "ninja: build stopped: subcommand failed.",  # ninja's own line: a consequence, not why
+            "nvcc error   : 'cicc' died due to signal 11 (Invalid memory reference)",  # a crash of nvcc itself, not memory
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "build-dependency-missing",
+        "launcher",
+        CAUSE,
+        E,
+        "the build could not find a header or library it compiles against (the CUDA toolkit's development files, cuDNN, NCCL, Python's headers)",
+        r"fatal error: (?P<header>[\w./+-]+\.(?:h|hpp|cuh)): No such file or directory"
+        r"|fatal error C1083: Cannot open include file: '(?P<include>[^']+)': No such file or directory"
+        r"|\bld(?:\.\w+)?: (?:error: )?cannot find -l(?P<library>[\w.+-]+)"
+        r"|LNK1181: cannot open input file '(?P<libfile>[^']+)'",
+        ("No such file or directory", "cannot find -l", "LNK1181"),
+        why="""A C++/CUDA extension compiles against headers and links against libraries that are not in the Python package: the CUDA
+        toolkit's development files (cuda_runtime.h, cusparse.h, cublas_v2.h, libcudart), cuDNN's and NCCL's, and Python's own
+        (Python.h). torch's headers include the toolkit's (ATen/cuda/CUDAContext.h includes cusparse.h), so a build finds none of them
+        when CUDA_HOME names no toolkit or one without them: a runtime-only container image, the pip wheels nvidia-*-cu12 (libraries,
+        not a toolkit), a conda environment with cudatoolkit (runtime) instead of cuda-toolkit, a distribution's toolkit without
+        its -dev packages. The file the compiler names decides which is missing.""",
+        fix="""find / -name FILE 2>/dev/null for the file named: a CUDA header or library (cuda_runtime.h, cusparse.h, cublas_v2.h, -lcudart):
+        install the CUDA toolkit of torch.version.cuda with its development files (a -devel container image, the toolkit installer, conda
+        install -c nvidia cuda-toolkit=X.Y, apt install cuda-cusparse-dev-X-Y) and export CUDA_HOME=/usr/local/cuda-X.Y (the folder with
+        include/ and lib64/); Python.h: apt install python3.X-dev (the Python of the environment); cudnn.h / nccl.h: the cuDNN / NCCL
+        development packages, or CUDNN_INCLUDE_DIR / NCCL_INCLUDE_DIR pointing at them""".replace("\n        ", " "),
+        examples=[
+            ("/usr/local/lib/python3.6/dist-packages/torch/include/ATen/cuda/CUDAContext.h:12:10: fatal error: cusparse.h: No such file or directory",
+             "MVIG-SJTU/AlphaPose#522; NVlabs/ODISE#14; microsoft/TRELLIS#195"),
+            ("torchsparse/src/torchsparse_bindings_gpu.cpp:1:10: fatal error: cublas_v2.h: No such file or directory", "mit-han-lab/torchsparse#13"),
+            ("src/module.c:1:10: fatal error: Python.h: No such file or directory", "a build without the Python headers (python3-dev)"),
+            ("/usr/bin/ld: cannot find -lcudart: No such file or directory", "a link without the toolkit's lib64"),
+            ("C:\\src\\ext.cpp(3): fatal error C1083: Cannot open include file: 'cuda_runtime.h': No such file or directory", "MSVC's wording"),
+        ],
+        not_examples=[
+            # CMake's probes: the configure step looks for optional things and goes on
+            "-- Looking for pthread_create in pthreads - not found",
+            "-- Could NOT find CUDNN (missing: CUDNN_INCLUDE_DIR)",
+            "FileNotFoundError: [Errno 2] No such file or directory: 'config.yaml'",  # a program's file, not a build's
+        ],
+        fields=groups,
+    ),
+    pattern(
+        "build-host-compiler-unsupported",
+        "launcher",
+        CAUSE,
+        E,
+        "the host C++ compiler is one this CUDA toolkit does not support: nvcc's own version check stopped the build",
+        r"unsupported GNU version! gcc versions later than (?P<gcc_max>\d+) are not supported"
+        r"|unsupported (?P<msvc>Microsoft Visual Studio) version"
+        r"|unsupported clang version! clang version must be less than (?P<clang_max>\d+)",
+        ("unsupported GNU version", "unsupported Microsoft Visual Studio version", "unsupported clang version"),
+        why="""nvcc compiles the host side of CUDA code with the system's C++ compiler (gcc, clang, or MSVC's cl.exe on Windows), and
+        each CUDA release supports only the compilers of its time: its header crt/host_config.h stops the build with #error when the
+        compiler is newer (a distribution upgrade brings gcc 12 or 13 beside CUDA 11.x; a new Visual Studio beside an older
+        toolkit). The code and the GPU are not at fault.""",
+        fix="""build with a compiler this nvcc supports: install the gcc the message allows (gcc versions later than N are not: apt install
+        gcc-N g++-N) and export CC=gcc-N CXX=g++-N NVCC_CCBIN=/usr/bin/gcc-N (CMake: -DCMAKE_CUDA_HOST_COMPILER=/usr/bin/g++-N), or
+        install a newer CUDA toolkit that supports this compiler; on Windows, the Visual Studio release the toolkit names (its Build
+        Tools, from its x64 Native Tools prompt), or a newer toolkit; -allow-unsupported-compiler only silences the check""".replace("\n        ", " "),
+        examples=[
+            ("/usr/local/cuda/include/crt/host_config.h:132:2: error: #error -- unsupported GNU version! gcc versions later than 11 are not supported!",
+             "nvcc's check of the host compiler (a gcc too new for this CUDA toolkit)"),
+            ("C:\\Program Files\\NVIDIA GPU Computing Toolkit\\CUDA\\v11.3\\include\\crt/host_config.h(160): fatal error C1189: #error:  -- unsupported Microsoft Visual Studio version! Only the versions between 2017 and 2019 (inclusive) are supported!",
+             "MSVC's wording of the same check"),
+        ],
+        not_examples=[
+            "nvcc warning : The -allow-unsupported-compiler flag is set",
+            "-- The CXX compiler identification is GNU 13.2.0",  # CMake's probe names the compiler; the build goes on
+        ],
+        fields=groups,
+    ),
     pattern(
         "extension-build-failed",
         "launcher",
@@ -162,8 +303,6 @@ PATTERNS = [
              "aqlaboratory/openfold#98 (heldout22: the maintainer, the CUDA toolkit missing for the op's build)"),
             (" C:\\VirtualEnv\\venv2024_SAA\\lib\\site-packages\\torch\\include\\ATen/cuda/Exceptions.h(65): error C2373: 'cusparseGetErrorString': Redefined with a different type specifier.",
              "IDEA-Research/GroundingDINO#356 (MSVC: torch 2.3.1+cu121's header against the CUDA 12.1 toolkit's cusparse.h)"),
-            ("/usr/local/cuda/include/crt/host_config.h:132:2: error: #error -- unsupported GNU version! gcc versions later than 11 are not supported!",
-             "nvcc's check of the host compiler (a gcc too new for this CUDA toolkit)"),
         ],
         not_examples=[
             "Building extension module fused_adam...",
@@ -178,6 +317,8 @@ PATTERNS = [
             "FAILED tests/test_build.py::test_cuda - AssertionError",  # pytest's line, not ninja's
             "AttributeError: 'DeepSpeedDataLoader' object has no attribute 'sampler'",  # another DeepSpeed object's attribute: an API's shape
         ],
+        # the build's own error line, where the log shows one, is why (its wrapper lines are its consequence)
+        after=BUILD_CAUSES,
         fields=groups,
     ),
     pattern(
