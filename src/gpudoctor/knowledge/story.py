@@ -64,6 +64,7 @@ from gpudoctor.knowledge.said_fixed import LINES as LINES_READ
 from gpudoctor.knowledge.said_fixed import WINDOW as WINDOW_SAID
 from gpudoctor.knowledge.said_fixed import SaidFixed
 from gpudoctor.knowledge.paste_parts import WORDS_PLACE, PasteParts, Worked, contradicting
+from gpudoctor.knowledge.build_cut import BuildCut
 from gpudoctor.knowledge.forked import ForkSeen
 from gpudoctor.knowledge.no_work import NoWork
 from gpudoctor.knowledge.cuda_errors import BY_NAME as CUDA_FAULTS
@@ -386,6 +387,8 @@ class Diagnosis:
         # the input's first line that shows a process forking (knowledge/forked.py), set by the reader; None where no reader
         # read the input whole (a rank's file of a folder): then CUDA's initialization error keeps its fork
         self.forks: Optional[ForkSeen] = None
+        # the build's or pip install's progress lines the input ends in (knowledge/build_cut.py): a build pasted cut before its error
+        self.build_cut: Optional[BuildCut] = None
         self.no_work: Optional[NoWork] = None  # the run's own line that it did no work (knowledge/no_work.py), set by the reader
         self.worked: tuple[Worked, ...] = ()
         # (line, text) of the first lines a logger wrote at error level that no pattern or sign read:

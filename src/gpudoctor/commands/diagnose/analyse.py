@@ -14,6 +14,7 @@ from gpudoctor.commands.diagnose.reader import BinaryInput, Normalised, scan
 from gpudoctor.knowledge.plain_pickle import RefusedPickle
 from gpudoctor.core.user_file import FileRefused
 from gpudoctor.core.findings import SNAPSHOT_FAULTS, SNAPSHOT_SETTINGS, Finding, Report, Severity
+from gpudoctor.knowledge.build_cut import build_cut
 from gpudoctor.knowledge.ending import DEGRADED_RUN, Tail
 from gpudoctor.knowledge.launcher_only import NCCL_STEP, LauncherSeen, launcher_step
 from gpudoctor.knowledge.patterns.classes22d import PLATFORM_NOTE, no_nccl_here
@@ -291,6 +292,13 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         return LOG_INCONCLUSIVE(case="reported", evidence={"lines": d.lines, "reported": said, **others}, lines=d.lines,
                                 first=first.line, place=REPORTED_PLACE[first.place].split(" that ")[0], quoted=first.text[:120],
                                 grep=shlex.quote(first.text[:60]))
+    if d.build_cut is not None and not d.error_lines and not d.tool:
+        # the input ends in a package build's (or pip install's) own progress lines, with no error: a build pasted cut before
+        # its error line, which alone decides its cause (knowledge/build_cut.py); never a guessed cause
+        cut = d.build_cut
+        return LOG_INCONCLUSIVE(case="build-cut", fix_case=f"build-cut-{cut.what}", evidence={"lines": d.lines, "last build line": f"line {cut.line}: {cut.text}"},
+                                lines=d.lines, first=cut.line, what=BUILD_CUT_WHAT[cut.what],
+                                noun="a build" if cut.what == "build" else "an install")
     if d.tool or smi.snapshot(d.lines):
         shown = {"tool": d.tool} if d.tool else {}
         return LOG_INCONCLUSIVE(case="snapshot", evidence={"lines": d.lines, **shown}, lines=d.lines)
@@ -314,6 +322,11 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         return LOG_INCONCLUSIVE(case="mentions", evidence={"lines": d.lines, "lines that speak of an error": said, **shown},
                                 lines=d.lines, count=d.mention_count, first=leads[0][0], under_launcher=under, advice=advice)
     return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines, under_launcher=under, advice=advice)
+
+
+# what the input's last lines show, by BuildCut.what
+BUILD_CUT_WHAT = {"build": "a package build's own progress (files copied into build/, compile commands)",
+                  "install": "pip's progress (packages collected, downloaded, built)"}
 
 
 def reported_failure(d: Diagnosis) -> Optional[Said]:
@@ -510,6 +523,7 @@ def read_log(
     d.no_work = no_work
     d.retell()
     (d.ended, d.ended_line), d.tool, d.launcher, d.nccl_info = tail.end(), tail.tool, launchers.launcher(), launchers.nccl_info
+    d.build_cut = build_cut(tail.data, tail.newlines)
     if d is first:  # (a second reading numbers its joined lines otherwise)
         prompts.end()
         d.prompts = prompts
