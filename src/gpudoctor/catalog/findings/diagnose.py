@@ -74,7 +74,7 @@ get that line (`pip install -v ... | tee build.log`, then the first `error` line
         "fixed": "the error at line {first} is history: line {said} says {said_what}, and what the log shows after it is no failure gpudoctor reads: the log does not decide",
         "degraded": "the run reached its end, but went on degraded ({warning}, line {first}): not healthy, and the log does not decide whether what it produced is of use",
         "no-work": "line {first} shows the run doing no work ({shown}), and {after}: not healthy, and the log does not say why it had nothing to do",
-        "build-cut": "these {lines} line(s) end in {what} (line {first}), with no error: {noun} pasted cut before its end; its own first error line decides why it failed, and it is not here",
+        "build-cut": "these {lines} line(s) end in {what} (line {first}), with no error: {noun} pasted cut before its end; its end decides whether it failed, its own first error line why, and neither is here",
         "ended-but": "a line shows an end, but {count} line(s) end on a failure word gpudoctor cannot read: not healthy, and the log does not decide whether one of them failed the job (first: line {first})",
         "restarted": "the failure at line {first} is an earlier run's: the program started again at line {again} ({how}), and that run shows no failure; {end}: the log does not decide",
         "went-on": "the failure at line {first} is not the run's end: the job went on past it ({how} at line {at}), and nothing after that fails; {end}: the log does not decide",
