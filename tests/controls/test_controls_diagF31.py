@@ -93,3 +93,30 @@ class TestAnswerOnTheNextLine:
         script = "import torch\nprint(torch.cuda.is_available())\nmodel = Net().cuda()\n"
         assert verdict(script) is None
         assert all(f.severity is not Severity.ERROR for f in api.diagnose(script).findings)
+
+    def test_sibling_a_one_line_command(self):
+        # the check the fixes of this class give, run and answered (the shape of pytorch/pytorch#51858's "print(...) return false")
+        for text in ('$ python -c "import torch; print(torch.cuda.is_available())"\nFalse\n',
+                     "python3 -c 'import tensorflow as tf; print(tf.config.list_physical_devices(\"GPU\"))'\n[]\n"):
+            assert verdict(text) is not None, text
+
+    def test_control_a_one_line_command_that_sees_the_gpu_or_fails(self):
+        assert verdict('$ python -c "import torch; print(torch.cuda.is_available())"\nTrue\n' + TRAINED) is None
+        assert verdict('python -c "import torch; print(torch.cuda.is_available())"\nTraceback (most recent call last):\n') is None
+
+
+class TestTheSettingDecidesWhere:
+    def test_sibling_a_container_gets_the_containers_fix(self):
+        text = "$ docker run -it tensorflow/tensorflow:latest python\n>>> import tensorflow as tf\n>>> tf.config.list_physical_devices('GPU')\n[]\n"
+        f = verdict(text)
+        assert f is not None and f.fix.startswith("inside a container the GPU is the container runtime's to hand over")
+        assert "TensorFlow sees no GPU" in f.fix  # the probe's own step follows the setting's
+
+    def test_sibling_a_cpu_build_decides_in_any_setting(self):
+        f = verdict("$ docker run -it myimage python check.py\nCUDA used to build PyTorch: None\nIs CUDA available: False\n")
+        assert f is not None and f.fix.startswith("this torch is built without CUDA")
+        assert "docker exec CONTAINER nvidia-smi -L" in f.fix
+
+    def test_control_no_setting_keeps_the_checks(self):
+        f = verdict("Is CUDA available: False\n")
+        assert f is not None and f.fix.startswith("in the job's own environment (the container, the task, the notebook): nvidia-smi")

@@ -26,7 +26,7 @@ from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
 from gpudoctor.knowledge.mentions import hold, lead_first, only_ended, quoted_in_sentence, said_in_prose, says_what_failed, speaks_of_error
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
-from gpudoctor.knowledge.patterns.classes17b import PRINTED_PROBE
+from gpudoctor.knowledge.patterns.classes17b import CPU_BUILD_STEP, PRINTED_PROBE
 from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
 from gpudoctor.knowledge.patterns.classes10a import read_by_wrapper_itself
 from gpudoctor.knowledge.patterns.classes11a import TOLD_AFTER_OTHER_CAUSES
@@ -1593,6 +1593,10 @@ class Diagnosis:
             # a Ray trial's, an engine's memory flags, a rebuild of the program whose kernel raised
             step = seen.first.fields.get("step") if seen.first.fields.get("read_as") == p.id else None
             fix = (f"{step}; {fit.fix}" if fit.step_first else f"{fit.fix}; {step}") if fit.keeps_step and step else fit.fix
+            if p.id == "program-found-no-gpu" and step:
+                # a probe's answer that names its cause (a torch built without CUDA) decides it in any setting; another probe's
+                # own step (TensorFlow's, JAX's, ROCm's) follows the setting's (classes17b.py)
+                fix = f"{step}; {fit.fix}" if step == CPU_BUILD_STEP else f"{fit.fix}; {step}"
             why, ev["setting"] = fit.why, fit.shown
             title = fit.title or title
         if p.id == "cuda-oom" and seen.first.fields.get("hint"):

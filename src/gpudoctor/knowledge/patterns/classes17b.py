@@ -245,8 +245,8 @@ PATTERNS = [
         # a REPL's or a script's call alone on its line, its answer on the next (no_gpu_fields reads it there): ">>>
         # torch.cuda.is_available()" then "False", "print(torch.cuda.device_count())" then "0", "In [2]:
         # tf.config.list_physical_devices('GPU')" then "Out[2]: []"
-        r"|^\s*(?:>>>\s*|In \[\d+\]:\s*)?(?:print\(\s*)?(?P<asked>(?:torch\.)?cuda\.(?P<count>device_count|is_available)\(\)"
-        r"|(?:tf\.)?test\.is_gpu_available\(\)|(?:tf\.)?config\.(?:experimental\.)?list_physical_devices\(['\"]GPU['\"]\))\)?\s*$"
+        r"|^\s*(?:>>>\s*|In \[\d+\]:\s*|.*?\bpython3?(?:\.exe)?\s+-c\s+['\"](?:import \w+(?: as \w+)?;\s*)+(?=print\())?(?:print\(\s*)?(?P<asked>(?:torch\.)?cuda\.(?P<count>device_count|is_available)\(\)"
+        r"|(?:tf\.)?test\.is_gpu_available\(\)|(?:tf\.)?config\.(?:experimental\.)?list_physical_devices\(['\"]GPU['\"]\))\)?['\"]?\s*$"
         r"|^(?!#\s).*?(?P<cpubuild>\bCUDA used to build PyTorch: None\s*$|^PyTorch version: \d+\.\d+(?:\.\d+)?\+cpu\s*$|\bPyTorch built with CUDA:\s*False\s*$"
         r"|^(?!.*\bif\b).*\btorch\.version\.cuda\)?['\"]?\s*(?:[:=]|->|" + ANSWERED + r")?\s*None\b)"
         # a program's own warning that it looked and found none (heldout16's wording, added after the part was measured)
