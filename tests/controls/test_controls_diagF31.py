@@ -120,3 +120,18 @@ class TestTheSettingDecidesWhere:
     def test_control_no_setting_keeps_the_checks(self):
         f = verdict("Is CUDA available: False\n")
         assert f is not None and f.fix.startswith("in the job's own environment (the container, the task, the notebook): nvidia-smi")
+
+
+class TestDevicesOneALine:
+    LOOP = ">>> devices = tf.config.experimental.list_physical_devices()\n>>> for device in devices:\n...     print(device)\n...\n"
+
+    def test_sibling_the_cpu_alone(self):
+        # microsoft/tensorflow-directml-plugin#320 (heldout30b): the DirectML plugin's device not listed
+        f = verdict(self.LOOP + "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')\n```\nRunning the keras mnist demo\n")
+        assert f is not None and f.severity is Severity.WARN and "DirectML's DML" in f.fix
+
+    def test_control_a_device_after_the_cpu(self):
+        for device in ("GPU", "DML"):
+            text = (self.LOOP + "PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')\n"
+                    f"PhysicalDevice(name='/physical_device:{device}:0', device_type='{device}')\n")
+            assert verdict(text + TRAINED) is None, device

@@ -119,7 +119,7 @@ TRIGGERS = (
     "is_gpu_available()",
     "list_physical_devices(",
     "[cpudevice(id=0)]",
-    "device_type='cpu')]",
+    "device_type='cpu')",
     "build pytorch: none",
     "built with cuda",
     "+cpu",  # collect_env's "PyTorch version: 2.0.0+cpu"

@@ -179,7 +179,8 @@ CPU_BUILD_STEP = ("this torch is built without CUDA (a CPU wheel: pip's default 
 TF_STEP = ("TensorFlow sees no GPU: on native Windows, TensorFlow 2.11 and later has no GPU (WSL2, or tensorflow<2.11 with "
            "CUDA 11.2/cuDNN 8.1); on Linux pip install \"tensorflow[and-cuda]\" and python -c \"import tensorflow as tf; "
            "print(tf.sysconfig.get_build_info())\" names the CUDA and cuDNN it needs; its log at start "
-           "(TF_CPP_MIN_LOG_LEVEL=0) says which library it could not load")
+           "(TF_CPP_MIN_LOG_LEVEL=0) says which library it could not load; a device plugin's GPU (DirectML's DML, Apple's Metal) is listed "
+           "only when the plugin loads, and only for the TensorFlow release it was built for)")
 JAX_STEP = ("JAX lists the CPU alone: its jaxlib has no CUDA plugin (pip install -U \"jax[cuda12]\" on Linux; JAX has no "
             "GPU build for native Windows: WSL2), or the plugin found no GPU (JAX_PLATFORMS=cuda makes it say why)")
 
@@ -199,6 +200,11 @@ def no_gpu_fields(m, context: list[str]) -> Optional[dict]:
     out = groups(m, context)
     asked = out.pop("asked", None)
     out.pop("count", None)
+    if out.pop("listed", None):
+        # TensorFlow's devices one a line, the CPU first: only the CPU where no device follows it
+        if "PhysicalDevice(" in next((line for line in context if line.strip()), ""):
+            return None
+        out.update(step=TF_STEP, read_as="program-found-no-gpu")
     if asked is not None:
         # the call alone: the line holds only with its answer, the first line after it that is not blank
         said = next((line for line in context if line.strip()), "")
@@ -241,6 +247,8 @@ PATTERNS = [
         r"|list_physical_devices\((?:device_type=)?['\"]GPU['\"]\)\)?\s*(?:[:=]|->|==|" + ANSWERED + r")?\s*\[\]"
         # its list of every device that closes after the CPU (a list that goes on to a GPU ends its line with a comma)
         r"|\[PhysicalDevice\(name='/physical_device:CPU:0', device_type='CPU'\)\])"
+        # the same list printed one device a line (a loop's print): the CPU's line with no device after it (no_gpu_fields)
+        r"|^\s*(?P<listed>PhysicalDevice\(name='/physical_device:CPU:0', device_type='CPU'\))\s*$"
         r"|(?:^|[\s>(:=,])(?P<jax>\[CpuDevice\(id=0\)\])"
         # a REPL's or a script's call alone on its line, its answer on the next (no_gpu_fields reads it there): ">>>
         # torch.cuda.is_available()" then "False", "print(torch.cuda.device_count())" then "0", "In [2]:
@@ -259,7 +267,7 @@ PATTERNS = [
         r"|\b(?:device_type of '?cuda'?|cuda\s*=\s*True),? but (?:CUDA is not available|no (?:cuda|CUDA|GPU|gpu) devices? (?:was |were )?found)"
         r"|\b(?P<rocm>ROCm): no agent was found",
         ("is_available()", "device_count()", "Number of GPUs: 0", "CUDA available", "CUDA Available", "CUDA is available", "Num GPUs Available",
-         "is_gpu_available()", "list_physical_devices(", "[CpuDevice(id=0)]", "device_type='CPU')]", "CUDA used to build PyTorch: None", "PyTorch built with CUDA", "+cpu",
+         "is_gpu_available()", "list_physical_devices(", "[CpuDevice(id=0)]", "device_type='CPU')", "CUDA used to build PyTorch: None", "PyTorch built with CUDA", "+cpu",
          "version.cuda", "No GPU found", "No GPU detected", "No GPUs found", "No GPUs detected",
          "NO GPU FOUND", "NO GPU DETECTED", "NO GPUS FOUND", "NO GPUS DETECTED", "but CUDA is not available", "but no cuda device", "but no CUDA device", "ROCm: no agent was found"),
         why="""The program asked for the GPUs and got none: torch.cuda.is_available() is False (device_count() 0), or the
@@ -297,6 +305,8 @@ PATTERNS = [
             ("PyTorch built with CUDA:         False", "mila-iqia/mila-docs#213 (the same script: a CPU build in the job's environment)"),
             ("Num GPUs Available:  0", "https://github.com/frankkramer-lab/MIScnn/issues/32 (TensorFlow's guide's print; then set_memory_growth's IndexError)"),
             ("[PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')]", "https://github.com/tensorflow/tensorflow/issues/85006 (TF 2.18 on native Windows 11, an RTX 4080)"),
+            ("PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')",
+             "https://github.com/microsoft/tensorflow-directml-plugin/issues/320 (heldout30b: a loop's print of every device, the CPU alone; the DirectML plugin's DML device was not listed)"),
         ],
         not_examples=[
             "torch.cuda.is_available(): True",
