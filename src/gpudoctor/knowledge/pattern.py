@@ -53,8 +53,9 @@ class Pattern:
     after: tuple[str, ...] = ()
     # Lines after the match that belong to the message (torchrun's Root Cause block).
     context_after: int = 0
-    # Turns the regex match (and the context lines) into evidence fields.
-    fields: Optional[Callable[[re.Match, list[str]], dict]] = field(default=None, compare=False)
+    # Turns the regex match (and the context lines) into evidence fields; None where the match holds only with an answer
+    # on the lines after it (a REPL's call, its answer on the next line) and they do not give it: the line is not read.
+    fields: Optional[Callable[[re.Match, list[str]], Optional[dict]]] = field(default=None, compare=False)
     # Evidence from the lines before the match (at most `context_before` of them, the nearest last): what the
     # program wrote before a launcher was stopped from outside, for instance (the line number of the match is given).
     context_before: int = 0

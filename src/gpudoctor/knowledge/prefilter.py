@@ -115,6 +115,16 @@ TRIGGERS = (
     "reported lower than configured",  # Slurm's node reason: fewer GPUs than slurm.conf gives it (patterns/classes24a.py)
     "no gpu node in the cluster",  # the GPU operator's INFO line: no node has an NVIDIA GPU label (patterns/classes24a.py)
     "cuda.is_available()",  # a program's probe printed: no GPU in this process (patterns/classes17b.py)
+    "cuda available",  # the same answer in an environment report's or a script's words, TF's and JAX's (classes17b.py, diagF31)
+    "num gpus available",
+    "is_gpu_available()",
+    "list_physical_devices(",
+    "[cpudevice(id=0)]",
+    "device_type='cpu')",
+    "build pytorch: none",
+    "built with cuda",
+    "+cpu",  # collect_env's "PyTorch version: 2.0.0+cpu"
+    "version.cuda",
     "device_count()",
     "number of gpus: 0",
     "no gpu found",

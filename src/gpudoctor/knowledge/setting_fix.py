@@ -22,8 +22,9 @@ from gpudoctor.knowledge.setting import AMD, CLUSTER, CONTAINER, ENGINE, INFEREN
 NO_DRIVER = ("gpu-driver-unusable", "cuda-no-driver", "nvidia-smi-not-found", "cuda-no-gpus-visible", "driver-library-not-found")
 # The findings that name NVIDIA's driver, tool or driver library as missing (on an AMD GPU: the wrong stack, not a missing part)
 NVIDIA_ONLY = ("cuda-no-driver", "nvidia-smi-not-found", "gpu-driver-unusable", "driver-library-not-found")
-# The findings that say the process was given no GPU
-NO_GPU = ("cuda-no-gpus-visible", "cuda-no-driver", "nvidia-smi-not-found")
+# The findings that say the process was given no GPU (a program's own probe that found none among them: its answer says the
+# same of the process, and the setting decides where its GPU was to come from)
+NO_GPU = ("cuda-no-gpus-visible", "cuda-no-driver", "nvidia-smi-not-found", "program-found-no-gpu")
 # The findings that say the process asks for a GPU past those it was given
 FEWER = ("cuda-invalid-device-ordinal", "lightning-gpus-unavailable")
 

@@ -26,6 +26,7 @@ from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
 from gpudoctor.knowledge.mentions import hold, lead_first, only_ended, quoted_in_sentence, said_in_prose, says_what_failed, speaks_of_error
 from gpudoctor.knowledge.pattern import CAUSE, CONSEQUENCE, HARMLESS, Pattern, groups, needle_gate
 from gpudoctor.knowledge.patterns import ALL, BY_ID
+from gpudoctor.knowledge.patterns.classes17b import CPU_BUILD_STEP, PRINTED_PROBE
 from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
 from gpudoctor.knowledge.patterns.classes10a import read_by_wrapper_itself
 from gpudoctor.knowledge.patterns.classes11a import TOLD_AFTER_OTHER_CAUSES
@@ -486,9 +487,11 @@ class Diagnosis:
                 continue  # a comment in a script the log pastes (lines.py CODE_LINE): what its author wrote, not output
             if msg.is_source() or self.signs.is_quoted_source(source, line):
                 glued = self.signs.see_source(msg, raw, line, source)
-                if glued is None:
+                if glued is None and PRINTED_PROBE.match(msg.text) is None:
                     continue
-                msg = glued  # the exception glued to the source line is read as its own line
+                # the exception glued to the source line is read as its own line; a script's print of its GPU probe is read
+                # with the answer it printed after it (classes17b.py's program-found-no-gpu: no answer, no finding)
+                msg = glued or msg
             else:
                 self.signs.see(msg, raw, line, source, following, preceding)
                 if self.signs.is_shown(source, line):
@@ -507,7 +510,10 @@ class Diagnosis:
                 context: list[str] = []
                 if p.context_after and following is not None:
                     context = [seg.text for raw_next in following(p.context_after) for seg in segments(raw_next)]
-                values = (p.fields or groups)(m, context)
+                valued = (p.fields or groups)(m, context)
+                if valued is None:
+                    continue  # the line asks, and the lines after it do not give the answer the pattern reads (pattern.py)
+                values = valued
                 if p.id in READS_ANY_EXCEPTION and following is not None and "validation error" in str(values.get("message", "")):
                     # pydantic's header: its first error, on the lines after it, is the message (knowledge/carried.py)
                     under = [seg.text for raw_next in following(3) for seg in segments(raw_next)]
@@ -1590,6 +1596,10 @@ class Diagnosis:
             # a Ray trial's, an engine's memory flags, a rebuild of the program whose kernel raised
             step = seen.first.fields.get("step") if seen.first.fields.get("read_as") == p.id else None
             fix = (f"{step}; {fit.fix}" if fit.step_first else f"{fit.fix}; {step}") if fit.keeps_step and step else fit.fix
+            if p.id == "program-found-no-gpu" and step:
+                # a probe's answer that names its cause (a torch built without CUDA) decides it in any setting; another probe's
+                # own step (TensorFlow's, JAX's, ROCm's) follows the setting's (classes17b.py)
+                fix = f"{step}; {fit.fix}" if step == CPU_BUILD_STEP else f"{fit.fix}; {step}"
             why, ev["setting"] = fit.why, fit.shown
             title = fit.title or title
         if p.id == "cuda-oom" and seen.first.fields.get("hint"):

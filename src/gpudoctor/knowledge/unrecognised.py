@@ -166,7 +166,7 @@ def class_step(known: Pattern, exception: str = "", message: str = "") -> str:
     fix = known.fix
     m = known.regex.search(f"{exception.rsplit('(', 1)[-1].rstrip(')')}: {message}") if exception else None
     if m is not None:
-        named = known.fields(m, []) if known.fields is not None else m.groupdict()
+        named = (known.fields(m, []) or {}) if known.fields is not None else m.groupdict()
         for name, value in named.items():
             if value:
                 fix = re.sub(rf"\b{name.upper()}\b", lambda _: str(value), fix)

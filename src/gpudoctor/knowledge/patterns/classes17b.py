@@ -19,6 +19,13 @@ leave-one-part-out count, in the round's report), so that a rule is one that tra
   is the checks that decide it. A warning: a run meant for the CPU prints the same. Written from dev3 and heldout5, it
   read neither of heldout16's two cases (a program's "No GPU found", added after; a REPL's is_available() whose False is
   on the next line, not read: a line alone does not hold it).
+  Widened in the thirty-first session (diagF31, issue 35's gpu-not-visible family): the same answer in the other
+  probes' words (collect_env's "Is CUDA available: False", TensorFlow's "Num GPUs Available: 0", tf.test.is_gpu_available()
+  False, list_physical_devices('GPU') [] and its list of every device closed after the CPU, JAX's [CpuDevice(id=0)],
+  torch's "returned False"), a REPL's or a script's call alone on its line with the answer on the next (the line holds
+  only with that answer: no_gpu_fields returns None without it), and the answers that decide the cause or its step: a
+  torch built without CUDA (collect_env's "CUDA used to build PyTorch: None", torch.version.cuda None), TensorFlow's
+  (TF 2.11 and later has no GPU on native Windows), JAX's (its CUDA plugin).
 - not a rule: old torch's "THCudaCheck FAIL file=.../THCGeneral.cpp line=N error=11 : invalid argument", the line torch
   1.0 and 1.1 print and go on from (pytorch/pytorch#15797; heldout8's ignite#464), is why "invalid argument" is not in
   the message class: CUDA's catch-all for a refused argument names no fault (its raised form, "RuntimeError: cuda runtime error
@@ -34,6 +41,7 @@ mean something else.
 from __future__ import annotations
 
 import re
+from typing import Optional
 
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.cuda_errors import FAULTS, Fault
@@ -161,10 +169,57 @@ ROCM_STEP = ("ROCm's runtime found no GPU agent: rocminfo (Windows: hipInfo.exe 
              "(HSA_OVERRIDE_GFX_VERSION=<the nearest supported gfx target> on Linux; ZLUDA's and the HIP SDK's list of cards on Windows)")
 
 
-def no_gpu_fields(m, context: list[str]) -> dict:
+# the verbs a person or a script puts between a probe and its answer: "is_available() returned False"
+ANSWERED = r"returns?|returned|returning|gives|gave|is|prints?|printed|shows?"
+# what the answer itself decides, or the check that does, by the probe that answered (its step, before the fix's checks)
+CPU_BUILD_STEP = ("this torch is built without CUDA (a CPU wheel: pip's default on Windows and macOS, or the CPU index), so it "
+                  "sees no GPU whatever the driver: pip install --force-reinstall torch --index-url "
+                  "https://download.pytorch.org/whl/cu126 (the index for the driver's 'CUDA Version' in nvidia-smi; "
+                  "a ROCm build also has torch.version.cuda None: its torch.version.hip names its HIP)")
+TF_STEP = ("TensorFlow sees no GPU: on native Windows, TensorFlow 2.11 and later has no GPU (WSL2, or tensorflow<2.11 with "
+           "CUDA 11.2/cuDNN 8.1); on Linux pip install \"tensorflow[and-cuda]\" and python -c \"import tensorflow as tf; "
+           "print(tf.sysconfig.get_build_info())\" names the CUDA and cuDNN it needs; its log at start "
+           "(TF_CPP_MIN_LOG_LEVEL=0) says which library it could not load; a device plugin's GPU (DirectML's DML, Apple's Metal) is listed "
+           "only when the plugin loads, and only for the TensorFlow release it was built for)")
+JAX_STEP = ("JAX lists the CPU alone: its jaxlib has no CUDA plugin (pip install -U \"jax[cuda12]\" on Linux; JAX has no "
+            "GPU build for native Windows: WSL2), or the plugin found no GPU (JAX_PLATFORMS=cuda makes it say why)")
+
+
+# a script's print of its GPU probe, a line of code whose answer is the line after it (story.py reads it, where it skips
+# other code lines): "print(torch.cuda.is_available())", "print(tf.config.list_physical_devices('GPU'))"
+PRINTED_PROBE = re.compile(
+    r"^print\(\s*(?:(?:torch\.)?cuda\.(?:is_available|device_count)\(\)|(?:tf\.)?test\.is_gpu_available\(\)"
+    r"|(?:tf\.)?config\.(?:experimental\.)?list_physical_devices\(['\"]GPU['\"]\))\s*\)\s*$"
+)
+# the answer a REPL or a script printed on the line after the call: False (is_available), 0 (device_count), [] (TF's list)
+ANSWER_NEXT = re.compile(r"^\s*(?:Out\[\d+\]:\s*)?(False|0|\[\])\s*$")
+ANSWER_OF = {"is_available": "False", "device_count": "0", "is_gpu_available": "False", "list_physical_devices": "[]"}
+
+
+def no_gpu_fields(m, context: list[str]) -> Optional[dict]:
     out = groups(m, context)
+    asked = out.pop("asked", None)
+    out.pop("count", None)
+    if out.pop("listed", None):
+        # TensorFlow's devices one a line, the CPU first: only the CPU where no device follows it
+        if "PhysicalDevice(" in next((line for line in context if line.strip()), ""):
+            return None
+        out.update(step=TF_STEP, read_as="program-found-no-gpu")
+    if asked is not None:
+        # the call alone: the line holds only with its answer, the first line after it that is not blank
+        said = next((line for line in context if line.strip()), "")
+        answer = ANSWER_NEXT.match(said)
+        wanted = next(v for k, v in ANSWER_OF.items() if k in asked)
+        if answer is None or answer.group(1) != wanted:
+            return None
+        out["answer"] = said.strip()
+        if "physical_devices" in asked or "gpu_available" in asked:
+            out.update(step=TF_STEP, read_as="program-found-no-gpu")
     if out.pop("rocm", None):
         out.update(step=ROCM_STEP, read_as="program-found-no-gpu")
+    for group, step in (("cpubuild", CPU_BUILD_STEP), ("tf", TF_STEP), ("jax", JAX_STEP)):
+        if out.pop(group, None):
+            out.update(step=step, read_as="program-found-no-gpu")
     return out
 
 
@@ -178,9 +233,30 @@ PATTERNS = [
         # a program's own probe, printed: torch's is_available()/device_count() (the user's print or the program's), a
         # server's GPU count at start-up. After cuda.py's and capability.py's rules, which claim the messages that quote it
         # (checkpoint-device-map's "... but torch.cuda.is_available() is False", accelerate's fp16 refusal)
-        r"^(?!.*\bif\b)(?:.*\W)?(?:torch\.)?cuda\.is_available\(\)['\"]?\s*(?:[:=]|->|returns?|is)?\s*False\b"
-        r"|^(?!.*\bif\b)(?:.*\W)?(?:torch\.)?cuda\.device_count\(\)['\"]?\s*(?:[:=]|->|returns?|is)?\s*0\b(?![.\d])"
+        # (never a thread's title or a comment: "# torch.cuda.is_available()=False" is the reporter's words)
+        r"^(?!#\s)(?!.*\bif\b)(?:.*\W)?(?:torch\.)?cuda\.is_available\(\)\)?['\"]?\s*(?:[:=]|->|" + ANSWERED + r")?\s*False\b"
+        r"|^(?!#\s)(?!.*\bif\b)(?:.*\W)?(?:torch\.)?cuda\.device_count\(\)\)?['\"]?\s*(?:[:=]|->|" + ANSWERED + r")?\s*0\b(?![.\d])"
         r"|\bNumber of GPUs: 0\s*$"
+        # the same answer in the other probes' words (issue 35, diagF31): an environment report's line (torch's collect_env
+        # "Is CUDA available: False" / "No", a script's "CUDA Available: False", "PyTorch detects CUDA available:  False"),
+        # TensorFlow's guide's "Num GPUs Available:  0", its tf.test.is_gpu_available() False and its
+        # list_physical_devices('GPU') answered [], JAX's jax.devices() that lists the CPU alone; and the answers that name
+        # the cause (a torch built without CUDA: collect_env's "CUDA used to build PyTorch: None", torch.version.cuda None)
+        r"|^(?!#\s)[\w #()/.-]{0,40}?\bCUDA (?:is )?[Aa]vailable\s*[:=?]?\s*(?:False|No)\s*$"
+        r"|^(?!#\s)(?!.*\bif\b)(?:.*\W)?(?P<tf>\bNum GPUs Available:?\s*0\s*$|is_gpu_available\(\)\)?['\"]?\s*(?:[:=]|->|" + ANSWERED + r")?\s*False\b"
+        r"|list_physical_devices\((?:device_type=)?['\"]GPU['\"]\)\)?\s*(?:[:=]|->|==|" + ANSWERED + r")?\s*\[\]"
+        # its list of every device that closes after the CPU (a list that goes on to a GPU ends its line with a comma)
+        r"|\[PhysicalDevice\(name='/physical_device:CPU:0', device_type='CPU'\)\])"
+        # the same list printed one device a line (a loop's print): the CPU's line with no device after it (no_gpu_fields)
+        r"|^\s*(?P<listed>PhysicalDevice\(name='/physical_device:CPU:0', device_type='CPU'\))\s*$"
+        r"|(?:^|[\s>(:=,])(?P<jax>\[CpuDevice\(id=0\)\])"
+        # a REPL's or a script's call alone on its line, its answer on the next (no_gpu_fields reads it there): ">>>
+        # torch.cuda.is_available()" then "False", "print(torch.cuda.device_count())" then "0", "In [2]:
+        # tf.config.list_physical_devices('GPU')" then "Out[2]: []"
+        r"|^\s*(?:>>>\s*|In \[\d+\]:\s*|.*?\bpython3?(?:\.exe)?\s+-c\s+['\"](?:import \w+(?: as \w+)?;\s*)+(?=print\())?(?:print\(\s*)?(?P<asked>(?:torch\.)?cuda\.(?P<count>device_count|is_available)\(\)"
+        r"|(?:tf\.)?test\.is_gpu_available\(\)|(?:tf\.)?config\.(?:experimental\.)?list_physical_devices\(['\"]GPU['\"]\))\)?['\"]?\s*$"
+        r"|^(?!#\s).*?(?P<cpubuild>\bCUDA used to build PyTorch: None\s*$|^PyTorch version: \d+\.\d+(?:\.\d+)?\+cpu\s*$|\bPyTorch built with CUDA:\s*False\s*$"
+        r"|^(?!.*\bif\b).*\btorch\.version\.cuda\)?['\"]?\s*(?:[:=]|->|" + ANSWERED + r")?\s*None\b)"
         # a program's own warning that it looked and found none (heldout16's wording, added after the part was measured)
         # (as a sentence starts it, or in capitals: RVC's "NO GPU DETECTED: falling back to CPU"; never mid-sentence, Paddle's "but
         # there is no GPU detected on your machine" in a thread that discusses the message, heldout27b paddle-30953)
@@ -190,7 +266,9 @@ PATTERNS = [
         # cuda=True but no cuda device found."; and ROCm's runtime that found no GPU agent (SD.Next: "ROCm: no agent was found")
         r"|\b(?:device_type of '?cuda'?|cuda\s*=\s*True),? but (?:CUDA is not available|no (?:cuda|CUDA|GPU|gpu) devices? (?:was |were )?found)"
         r"|\b(?P<rocm>ROCm): no agent was found",
-        ("is_available()", "device_count()", "Number of GPUs: 0", "No GPU found", "No GPU detected", "No GPUs found", "No GPUs detected",
+        ("is_available()", "device_count()", "Number of GPUs: 0", "CUDA available", "CUDA Available", "CUDA is available", "Num GPUs Available",
+         "is_gpu_available()", "list_physical_devices(", "[CpuDevice(id=0)]", "device_type='CPU')", "CUDA used to build PyTorch: None", "PyTorch built with CUDA", "+cpu",
+         "version.cuda", "No GPU found", "No GPU detected", "No GPUs found", "No GPUs detected",
          "NO GPU FOUND", "NO GPU DETECTED", "NO GPUS FOUND", "NO GPUS DETECTED", "but CUDA is not available", "but no cuda device", "but no CUDA device", "ROCm: no agent was found"),
         why="""The program asked for the GPUs and got none: torch.cuda.is_available() is False (device_count() 0), or the
         program's own count of GPUs at start-up is 0. The usual reasons: torch built without CUDA (a CPU wheel: its
@@ -198,7 +276,12 @@ PATTERNS = [
         a scheduler that gave the job no GPU (docker run without --gpus, a compose service without a GPU reservation, a
         Kubernetes pod without an nvidia.com/gpu limit, a task runner's CUDA_VISIBLE_DEVICES left empty); or a GPU that is
         not NVIDIA's (ROCm needs its own torch, and a program that counts GPUs with nvidia-smi finds none). The line decides
-        that this process has no GPU, not which of these: the checks in the fix do.""",
+        that this process has no GPU, not which of these: the checks in the fix do. The same answer in any probe's words
+        reads the same (an environment report's "Is CUDA available: False", TensorFlow's "Num GPUs Available: 0" and its
+        device list that holds the CPU alone, JAX's [CpuDevice(id=0)], a REPL's call with False on the next line); where the
+        answer names its cause (a torch built without CUDA: "CUDA used to build PyTorch: None"), or the probe is
+        TensorFlow's or JAX's (whose GPU builds are their own), the fix starts with that step. A warning: it says what the
+        process saw, and a run meant for the CPU prints the same.""",
         fix="""in the job's own environment (the container, the task, the notebook): nvidia-smi   # no GPU or an error: the driver,
         or the container/scheduler did not give the GPU (docker run --gpus all, a GPU reservation in compose, a GPU limit in
         the pod); then python -c "import torch; print(torch.__version__, torch.version.cuda, torch.cuda.is_available())"   #
@@ -215,6 +298,15 @@ PATTERNS = [
              "152334H/tortoise-tts-fast#9 (heldout27b: an RTX 3080, a torch that saw no CUDA: generation ran on the CPU)"),
             ("NO GPU DETECTED: falling back to CPU - this may take a while", "RVC-Project/Retrieval-based-Voice-Conversion-WebUI#2067 (heldout27b)"),
             ("13:25:40-858962 WARNING  ROCm: no agent was found", "vladmandic/sdnext#4101 (heldout27b: ZLUDA on an AMD Windows host, no GPU agent)"),
+            # the other probes' answers (issue 35, diagF31)
+            ("Warning: torch.cuda.is_available() returned False.", "https://github.com/oobabooga/textgen/issues/791 (its collect_env then showed 2.0.0+cpu on an RTX 3080)"),
+            ("Is CUDA available: No", "https://github.com/pytorch/pytorch/issues/46868 (collect_env of torch 1.6, a 2080 Ti, driver 455)"),
+            ("PyTorch detects CUDA available:  False", "https://github.com/mila-iqia/mila-docs/issues/213 (a cluster job's check script)"),
+            ("PyTorch built with CUDA:         False", "mila-iqia/mila-docs#213 (the same script: a CPU build in the job's environment)"),
+            ("Num GPUs Available:  0", "https://github.com/frankkramer-lab/MIScnn/issues/32 (TensorFlow's guide's print; then set_memory_growth's IndexError)"),
+            ("[PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')]", "https://github.com/tensorflow/tensorflow/issues/85006 (TF 2.18 on native Windows 11, an RTX 4080)"),
+            ("PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU')",
+             "https://github.com/microsoft/tensorflow-directml-plugin/issues/320 (heldout30b: a loop's print of every device, the CPU alone; the DirectML plugin's DML device was not listed)"),
         ],
         not_examples=[
             "torch.cuda.is_available(): True",
@@ -229,7 +321,16 @@ PATTERNS = [
             "> WARNING:root:You are using GPU version PaddlePaddle, but there is no GPU detected on your machine. Maybe CUDA devices is not set properly.",
             "User provided device_type of 'cuda', and CUDA is available",
             "RuntimeError: Error: You set cuda=True but no cuda device found.",  # an error: program-found-no-device
+            "Is CUDA available: True",
+            "Num GPUs Available:  1",
+            "[PhysicalDevice(name='/physical_device:CPU:0', device_type='CPU'),",  # the list goes on to its GPU
+            "[CudaDevice(id=0), CudaDevice(id=1)]",
+            "torch.backends.mps.is_available(): False",  # another question (Apple's GPU), asked on Linux
+            "torch.cuda.is_bf16_supported(): False",
+            "CUDA used to build PyTorch: 12.1",
+            "print(\"Num GPUs Available: \", len(tf.config.list_physical_devices('GPU')))",  # the code that asks
         ],
         fields=no_gpu_fields,
+        context_after=2,
     ),
 ]
