@@ -110,6 +110,13 @@ class TestUndefinedNameInAnExcerpt:
     def test_sibling_parse_args_left_out_with_the_argparse_import(self):
         assert found(EXTRACT_PARSE_ARGS, self.rule) == []
 
+    def test_sibling_classes_left_out_read_as_values(self):
+        # lint heldout28 u021: `HfArgumentParser((ModelArguments, DataArguments, TrainingArguments))`, the argument
+        # dataclasses in the lines the extract left out, `dataclass` imported and unused
+        code = EXTRACT_CLASSES.replace("IMPORT_LINE", "import transformers").replace(
+            "model.train()", "parser = transformers.HfArgumentParser((ModelArguments, DataArguments))")
+        assert found(code, self.rule) == []
+
     def test_control_the_dataclass_import_used_keeps_the_error(self):
         # the import is read: nothing was left out with it; GPT and GPTConfig are read from nowhere
         code = EXTRACT_CLASSES.replace("IMPORT_LINE", "@dataclass\n    class Config:\n        n: int = 1\n")

@@ -113,7 +113,8 @@ class UndefinedName(Rule):
     call of such a definition the file lacks: lint heldout28 u005's `GPT(GPTConfig(...))` with
     `from dataclasses import dataclass` unused, u013's `parse_args()` with `import argparse` unused,
     both defined in the lines the extract left out) a function or class called and never defined
-    is one the cut-out lines define: not said; a value read from nowhere is a warning that says the
+    (or a class, CapWords, however read) is one the cut-out lines define: not said; a value read
+    from nowhere is a warning that says the
     file reads as an excerpt (the engine's, for every rule whose errors rest on what the file lacks).
     A name one letter from a name the file binds (`trian()` beside `def train`) stays an error there:
     the lines shown decide a misspelling.
@@ -229,8 +230,10 @@ class UndefinedName(Rule):
             # from nowhere stays, a warning the engine says is an excerpt's
             # unless it is a misspelling of a name the file binds (`trian()` beside `def train`): that the
             # lines shown decide
+            # (a class read as a value too: `HfArgumentParser((ModelArguments, DataArguments))`, lint heldout28
+            # u021, both dataclasses of the lines left out)
             missing = {n for n in missing if _misspelt(file, n) is not None
-                       or not all(_called(file, r) for r in reads.get(n, []))}
+                       or not (_class_name(n) or all(_called(file, r) for r in reads.get(n, [])))}
         parsed = {n for n in missing if _parsed_namespace(file, reads.get(n, []), dests)}
         yield from self._nowhere(file, missing, reads, parsed)
         yield from self._not_in_reach(file, reads)
