@@ -249,6 +249,8 @@ def read_source(
             if read is None:
                 continue
             d = read
+        elif d.severity == ERROR and not (rule.local_evidence or hit.local) and model.excerpt is not None:
+            d = _on_excerpt(d, model.excerpt)
         if {d.rule, ALL_RULES} & suppressed.get(d.line, frozenset()):
             continue
         if hit.query is not None:
@@ -375,6 +377,16 @@ def _on_assumed_imports(d: Diagnostic, assumed: dict[str, str], certain: bool) -
     imports = ", ".join(f"`{import_line(name, module)}`" for name, module in sorted(assumed.items()))
     return replace(d, severity=d.severity if certain else WARNING,
                    message=f"{d.message} (read assuming {imports}: the file does not import it)")
+
+
+def _on_excerpt(d: Diagnostic, evidence: str) -> Diagnostic:
+    """An error of a file that reads as an excerpt (`FileModel.excerpt`: an elision line, a definition
+    import left unused beside a call of a definition it lacks) from a rule whose errors rest on what
+    the file does not hold (`Rule.local_evidence` False): the lines left out may hold it, so it is a
+    warning that says what was seen and what would decide it."""
+    return replace(d, severity=WARNING,
+                   message=f"{d.message} (the file reads as an excerpt: {evidence}; certain only if the "
+                   "whole file shows the same)")
 
 
 def _on_repaired(d: Diagnostic, repaired: Repair, keep: bool = False) -> Diagnostic | None:

@@ -317,6 +317,14 @@ class FileModel:
         self.repaired_from = 0
         self.notebook = False  # set by the engine: the joined code cells of a notebook
 
+    @cached_property
+    def excerpt(self) -> str | None:
+        """Why the file reads as an excerpt of a longer program by its own evidence (an elision line,
+        a definition import left unused beside a call of a definition it lacks), or None for a file
+        whole by its own evidence: `fragment.excerpt_evidence`, the one fact every rule reads."""
+        from gpudoctor.linter.fragment import excerpt_evidence  # (it reads the model)
+        return excerpt_evidence(self)
+
     def as_written_before(self, line: int) -> bool:
         """The lines above `line` are read as the file has them: it is valid Python,
         or its repair touched only later lines (a snippet cut off after the use)."""

@@ -97,6 +97,9 @@ class Hit:
     # Other lines where this cause shows, named in the message (the save a helper makes, reported
     # at the call that runs the helper on every rank): `Diagnostic.also`.
     also: tuple[int, ...] = ()
+    # True: this hit's error rests on the lines shown whatever the rule's `local_evidence` (a name
+    # misspelt beside its right spelling, which the file binds): it stays an error in an excerpt.
+    local: bool = False
 
 
 class Rule:

@@ -106,6 +106,18 @@ class UndefinedName(Rule):
     from nowhere). Not a read below a `raise`, `return`, `continue` or `break` of
     its block (`else: raise NotImplementedError`, then the call the raise replaced:
     lint heldout27 u001): it never runs.
+
+    A fragment is not a whole script. In a file that reads as an excerpt by its own evidence
+    (`FileModel.excerpt`: a line that says lines were left out, `# ...`, `# rest of the code`;
+    or an import only a definition reads, `dataclass`, `argparse`, `Dataset`, left unused beside a
+    call of such a definition the file lacks: lint heldout28 u005's `GPT(GPTConfig(...))` with
+    `from dataclasses import dataclass` unused, u013's `parse_args()` with `import argparse` unused,
+    both defined in the lines the extract left out) a function or class called and never defined
+    (or a class, CapWords, however read) is one the cut-out lines define: not said; a value read
+    from nowhere is a warning that says the
+    file reads as an excerpt (the engine's, for every rule whose errors rest on what the file lacks).
+    A name one letter from a name the file binds (`trian()` beside `def train`) stays an error there:
+    the lines shown decide a misspelling.
     """
 
     id = "undefined-name"
@@ -212,6 +224,16 @@ class UndefinedName(Rule):
                                 for r in reads.get(n, []))
                         or _parsed_namespace(file, reads.get(n, []), dests) or _class_name(n)
                         or _parser_read(file, reads.get(n, [])))}
+        if file.excerpt is not None:
+            # an excerpt: a function or class it calls and never defines is one the lines left out
+            # define (lint heldout28 u005's `GPT(GPTConfig(...))`, u013's `parse_args()`); a value read
+            # from nowhere stays, a warning the engine says is an excerpt's
+            # unless it is a misspelling of a name the file binds (`trian()` beside `def train`): that the
+            # lines shown decide
+            # (a class read as a value too: `HfArgumentParser((ModelArguments, DataArguments))`, lint heldout28
+            # u021, both dataclasses of the lines left out)
+            missing = {n for n in missing if _misspelt(file, n) is not None
+                       or not (_class_name(n) or all(_called(file, r) for r in reads.get(n, [])))}
         parsed = {n for n in missing if _parsed_namespace(file, reads.get(n, []), dests)}
         yield from self._nowhere(file, missing, reads, parsed)
         yield from self._not_in_reach(file, reads)
@@ -241,6 +263,11 @@ class UndefinedName(Rule):
                     hit = replace(hit, fix=f"{name} = parser.parse_args()  # before this line",
                                   message=f"{hit.message} (only its attributes are read, each one the file's "
                                   "argparse parser defines: the parsed arguments were never assigned)")
+                right = _misspelt(file, name) if hit is not None and file.excerpt is not None else None
+                if hit is not None and right is not None:
+                    hit = replace(hit, local=True, fix=f"{right}  # the name the file binds",
+                                  message=f"{hit.message} (`{name}` is one letter from `{right}`, which the file "
+                                  "binds: a misspelling, whatever the lines left out hold)")
                 if hit is not None:
                     hits.append((hit, read))
                     break
@@ -780,3 +807,34 @@ def _object_read(file: FileModel, read: ast.Name) -> bool:
     """`read` is the object of one of OBJECT_ATTRIBUTES (`model_p.parameters()`)."""
     up = file.parent.get(read)
     return type(up) is ast.Attribute and up.attr in OBJECT_ATTRIBUTES
+
+
+def _called(file: FileModel, read: ast.Name) -> bool:
+    """`read` is the function a call calls (`parse_args()`, `GPT(config)`)."""
+    up = file.parent.get(read)
+    return type(up) is ast.Call and up.func is read
+
+
+def _misspelt(file: FileModel, name: str) -> str | None:
+    """A name the file binds that `name` misspells by one letter (one left out, added, changed or two
+    swapped: `trian` for `train`, `modle` for `model`), for names of four letters or more; None if none."""
+    if len(name) < 4:
+        return None
+    bound = {n.id for n in ast.walk(file.tree) if type(n) is ast.Name and type(n.ctx) is ast.Store}
+    bound |= {n.name for n in ast.walk(file.tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef,
+                                                                    ast.ClassDef))}
+    bound |= {n.arg for n in ast.walk(file.tree) if type(n) is ast.arg}
+    # (not a case apart: `Reader` beside `reader` is a class and its instance, the class in lines left out)
+    return next((b for b in sorted(bound) if b.lower() != name.lower() and _one_edit(name, b)), None)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    """`a` and `b` differ by one letter inserted, deleted or changed, or two neighbours swapped."""
+    if abs(len(a) - len(b)) > 1:
+        return False
+    if len(a) == len(b):
+        diff = [i for i in range(len(a)) if a[i] != b[i]]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1
+                                  and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]])
+    short, long = (a, b) if len(a) < len(b) else (b, a)
+    return any(long[:i] + long[i + 1:] == short for i in range(len(long)))
