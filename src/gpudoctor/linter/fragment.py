@@ -28,10 +28,19 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from gpudoctor.linter.model import FileModel
+from gpudoctor.linter.unbound import unbound
+
+
+class Source(Protocol):
+    """What the reader needs of a file (the linter's FileModel has both): its tree and its text."""
+
+    @property
+    def tree(self) -> ast.Module: ...
+
+    @property
+    def text(self) -> str: ...
 
 # A comment that is an elision: an ellipsis alone, or words between two (`# ...`, `# ...... tcp init ......`;
 # not a banner, `# ....... DEBUG .......`).
@@ -67,7 +76,7 @@ def _kind(name: str) -> set[str]:
     return kinds
 
 
-def excerpt_evidence(file: FileModel) -> str | None:
+def excerpt_evidence(file: Source) -> str | None:
     """Why `file` reads as an excerpt of a longer program, or None (see the module's docstring)."""
     return _elision(file) or _definitions_left_out(file)
 
@@ -76,7 +85,7 @@ def excerpt_evidence(file: FileModel) -> str | None:
 ELISION_WORDS = ("...", "\u2026", "omitted", "elided", "snipped", "shortened", "brevity", "rest of", "not shown")
 
 
-def _elision(file: FileModel) -> str | None:
+def _elision(file: Source) -> str | None:
     lowered = file.text.lower()
     if not any(word in lowered for word in ELISION_WORDS):
         return _ellipsis_statement(file)
@@ -99,7 +108,7 @@ def _elision(file: FileModel) -> str | None:
     return _ellipsis_statement(file)
 
 
-def _ellipsis_statement(file: FileModel) -> str | None:
+def _ellipsis_statement(file: Source) -> str | None:
     """A `...` line standing among the statements of a body (not a stub's whole body)."""
     for node in ast.walk(file.tree):
         body = getattr(node, "body", None)
@@ -114,10 +123,7 @@ def _ellipsis_statement(file: FileModel) -> str | None:
     return None
 
 
-def _definitions_left_out(file: FileModel) -> str | None:
-    # local import: name_not_imported imports the model
-    from gpudoctor.linter.rules.name_not_imported import unbound
-
+def _definitions_left_out(file: Source) -> str | None:
     imported: dict[str, int] = {}
     for node in ast.walk(file.tree):
         if type(node) is ast.Import:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TypeGuard, TypeVar, overload
 
+from gpudoctor.linter.fragment import excerpt_evidence
+
 # Top-level modules that are libraries, not the project's own code: an import of one is not followed
 # into the project (linter/project.py), nor is a call into one taken for the project's function (idioms.py).
 LIBRARIES = {"torch", "os", "sys", "logging", "numpy", "np", "math", "time", "json", "random", "accelerate",
@@ -322,7 +324,6 @@ class FileModel:
         """Why the file reads as an excerpt of a longer program by its own evidence (an elision line,
         a definition import left unused beside a call of a definition it lacks), or None for a file
         whole by its own evidence: `fragment.excerpt_evidence`, the one fact every rule reads."""
-        from gpudoctor.linter.fragment import excerpt_evidence  # (it reads the model)
         return excerpt_evidence(self)
 
     def as_written_before(self, line: int) -> bool:
