@@ -403,6 +403,30 @@ def lines_holding(block: bytes, words: Iterable[bytes]) -> bytes:
     return b"\n".join(lines)
 
 
+def lines_with(digests: Sequence[Digest], words: Iterable[bytes], most: int) -> dict[bytes, set[bytes]]:
+    """For each word (a trigger: lower case, no newline), the distinct lines of the digests' `text` (digits made 0, case
+    kept) that hold it in any case: every line of their blocks that holds it is one of these, its digits made 0. A word
+    on more than `most` such lines is left out (a block whose lines hardly repeat: reading them costs more than it
+    spares), and so is every word where a digest's text is over LINES_WITH_TEXT bytes."""
+    if any(len(d.text) > LINES_WITH_TEXT for d in digests):
+        return {}
+    texts = [(d.text, d.text.lower()) for d in digests]  # (ASCII letters only: offsets stay those of `text`)
+    out: dict[bytes, set[bytes]] = {}
+    for word in words:
+        needle, found = word.translate(ZEROS), set[bytes]()
+        for text, low in texts:
+            pos = low.find(needle)
+            while pos != -1 and len(found) <= most:
+                start = low.rfind(b"\n", 0, pos) + 1
+                stop = low.find(b"\n", pos)
+                stop = len(low) if stop == -1 else stop
+                found.add(text[start:stop])
+                pos = low.find(needle, stop)
+        if len(found) <= most:
+            out[word] = found
+    return out
+
+
 def digit_blind(regex: re.Pattern) -> bool:
     """Whether the regex matches a text exactly when it matches the text with each ASCII digit made a 0: it names
     no digit (`\\d`, `\\w` and `[0-9]` treat them all alike; a literal 5, a class of some digits or a back-reference
@@ -455,6 +479,7 @@ def _blind(items: Any) -> bool:  # (a SubPattern: iterable, though typeshed does
 KEYS: dict[bytes, tuple[bytes, bytes]] = {}  # a word -> (without hex digits, with its digits made 0)
 MANY = 1000  # a trigger found on this many lines of a block: its lines are found by reading every line
 DIGEST_MIN = 1 << 20  # a block smaller than this is searched as it is
+LINES_WITH_TEXT = 1 << 18  # a digest's text longer than this is not read line by line (`lines_with`)
 _last: Optional[tuple[bytes, Digest]] = None  # the last big block digested: its readers (the tee, the scanner) share it
 
 
