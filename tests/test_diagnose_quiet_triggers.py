@@ -10,7 +10,7 @@ import random
 import pytest
 
 from gpudoctor.commands.diagnose import reader
-from gpudoctor.commands.diagnose.quiet_triggers import edges, quiet_triggers, whole_line
+from gpudoctor.commands.diagnose.quiet_triggers import quiet_triggers
 from gpudoctor.knowledge import story
 from gpudoctor.knowledge.prefilter import Digest
 from gpudoctor.knowledge.story import Diagnosis
@@ -81,20 +81,29 @@ def test_a_line_cut_by_the_block_edge_is_no_line_of_the_block():
     told = b"Process rank: 1, step 7\n"
     d.feed_line(told.decode().strip(), 1)  # (a line that told nothing: now quiet)
     chunk = b"rank: 2, step 8 was cut\n" + told * 3 + b"11/23 Process rank: 3, step 9 is cut"
-    digests = [Digest(chunk), Digest(b"carried Process rank: 2, step 8 was cut\n")]
-    # the chunk's first and last pieces are not its lines: what they hold decides nothing
-    assert edges(chunk) == {b"rank: 0, step 0 was cut", b"00/00 Process rank: 0, step 0 is cut"}
-    assert not whole_line(chunk, b"00/00 Process rank: 0, step 0 is cut")
+    # the chunk's first and last pieces are not its lines: what they hold decides nothing ...
+    assert (Digest(chunk).head_cut, Digest(chunk).tail_cut) == (b"rank: 0, step 0 was cut", b"00/00 Process rank: 0, step 0 is cut")
     # ... but the line that runs across the edge is read whole from the other digest
-    assert quiet_triggers([b"process "], digests, chunk, 1 << 16, d) == []
-    digests[1] = Digest(b"Process rank: 2, step 8\n")
-    assert quiet_triggers([b"process "], digests, chunk, 1 << 16, d) == [b"process "]
+    assert quiet_triggers([b"process "], [Digest(chunk), Digest(b"carried Process rank: 2, step 8 was cut\n")], chunk, 1 << 16, d) == []
+    assert quiet_triggers([b"process "], [Digest(chunk), Digest(b"Process rank: 2, step 8\n")], chunk, 1 << 16, d) == [b"process "]
 
 
 def test_a_whole_line_like_the_cut_piece_is_still_a_line_of_the_block():
     d = Diagnosis()
     d.feed_line("Process rank: 1, step 7", 1)
-    piece = b"Process rank: 5, step 5 told something"
-    chunk = b"rank: 2\n" + b"Process rank: 1, step 7\n" * 3 + b"Process rank: 6, step 6 told something\n" + piece
-    assert whole_line(chunk, piece.translate(bytes.maketrans(b"0123456789", b"0" * 10)))
+    chunk = b"rank: 2\n" + b"Process rank: 1, step 7\n" * 3 + b"Process rank: 6, step 6 told something\n" + b"Process rank: 5, step 5 told something"
+    assert Digest(chunk).tail_cut is None
     assert quiet_triggers([b"process "], [Digest(chunk), Digest(b"x rank: 2\n")], chunk, 1 << 16, d) == []
+
+
+def test_a_first_piece_like_a_line_of_the_block_and_the_input_s_last_lines_are_read():
+    d = Diagnosis()
+    d.feed_line("Process rank: 1, step 7", 1)
+    quiet = b"Process rank: 1, step 7\n" * 3
+    # the chunk's first piece is also one of its whole lines (its digits aside), which told something
+    chunk = b"Process 5 told something\n" + quiet + b"Process 6 told something\n" + quiet + b"Process rank: 2"
+    assert Digest(chunk).head_cut is None
+    assert quiet_triggers([b"process "], [Digest(chunk), Digest(b"no trigger here\n")], chunk, 1 << 16, d) == []
+    # at the input's end the buffer's digest holds whole lines only: its first line is read like the others
+    last = b"Process 5 told something\n" + quiet
+    assert quiet_triggers([b"process "], [Digest(last)], b"", 1 << 16, d) == []

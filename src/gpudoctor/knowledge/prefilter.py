@@ -355,10 +355,16 @@ class Digest:
     digits, so a word missing from either is not in the block: every reader of a block asks this first
     (`may_hold`), and searches the block itself only for the words that pass (each search of a whole block costs
     as much as all of this). A regex that cannot tell one digit from another (`digit_blind`) and reads one line
-    at a time finds a line in `text` when it finds one in the block (`lines_holding`)."""
+    at a time finds a line in `text` when it finds one in the block (`lines_holding`).
+    A block read from a stream begins and ends inside a line: `head_cut` and `tail_cut` are its first and last pieces
+    (digits made 0) where no other piece of it is the same, so that a reader of its whole lines alone knows the lines
+    of `text` that are none of them (None: the piece is one of its lines too, or there is one piece)."""
 
     def __init__(self, block: bytes) -> None:
-        self.text = b"\n".join(set(block.translate(ZEROS).split(b"\n")))
+        pieces = block.translate(ZEROS).split(b"\n")
+        self.text = b"\n".join(set(pieces))
+        self.head_cut = pieces[0] if len(pieces) > 1 and pieces.count(pieces[0]) == 1 else None
+        self.tail_cut = pieces[-1] if len(pieces) > 1 and pieces.count(pieces[-1]) == 1 else None
         self.size = len(block)
         self._bare: Optional[bytes] = None
         self._made = False

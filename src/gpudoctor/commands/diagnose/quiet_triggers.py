@@ -11,26 +11,24 @@ told (`Diagnosis.may_forget`), and in a short paste (whose lines without a trigg
 
 from __future__ import annotations
 
-import re
-
-from gpudoctor.knowledge.prefilter import ZEROS, Digest, lines_with
+from gpudoctor.knowledge.prefilter import Digest, lines_with
 from gpudoctor.knowledge.story import Diagnosis
 
 KINDS = 64  # distinct lines (their digits aside) of a trigger in a block, at most, asked whether each told nothing
-PIECE = 4096  # a cut line at a block's edge longer than this is not looked for among the block's whole lines
 
 
 def quiet_triggers(triggers: list[bytes], digests: list[Digest], chunk: bytes, long_line: int, diagnosis: Diagnosis) -> list[bytes]:
     """The triggers each of whose lines in the digests the scanner would skip unread. `digests`: the chunk's (first, when
     `chunk` is not empty) and that of the whole lines around its first newline, or the buffer's at the input's end;
     `long_line`: the scanner's longest line read whole."""
-    cut = edges(chunk)
+    # (the chunk's cut pieces are no lines of the block: the line its first piece ends is whole in the other digest, the
+    # line its last piece starts is read with the next chunk)
+    cut = {digests[0].head_cut, digests[0].tail_cut} if chunk else set()
     found = [lines_with([d], triggers, KINDS) for d in digests]
     out = []
     for trigger in triggers:
         if all(trigger in lines for lines in found) and all(
-            told_nothing(line, long_line, diagnosis) or (i == 0 and line in cut and not whole_line(chunk, line))
-            for i, lines in enumerate(found) for line in lines[trigger]
+            told_nothing(line, long_line, diagnosis) or (i == 0 and line in cut) for i, lines in enumerate(found) for line in lines[trigger]
         ):
             out.append(trigger)
     return out
@@ -39,25 +37,3 @@ def quiet_triggers(triggers: list[bytes], digests: list[Digest], chunk: bytes, l
 def told_nothing(line: bytes, long_line: int, diagnosis: Diagnosis) -> bool:
     """Whether the scanner skips the line (digits made 0) unread; its key is the line without its digits."""
     return len(line) <= long_line and line.isascii() and diagnosis.told_nothing(line.translate(None, b"0"))
-
-
-def edges(chunk: bytes) -> set[bytes]:
-    """The chunk's cut lines (digits made 0): the end of the line before its first newline (the rest of it is in the
-    block's other digest) and the start of the line after its last (read with the next block). Its digest holds them
-    as lines of their own, though they need not be lines of the block."""
-    if not chunk:
-        return set()
-    first = chunk.find(b"\n")
-    return {chunk[:first].translate(ZEROS), chunk[chunk.rfind(b"\n") + 1 :].translate(ZEROS)} if first != -1 else {chunk.translate(ZEROS)}
-
-
-def whole_line(chunk: bytes, line: bytes) -> bool:
-    """Whether a whole line of the chunk (between two of its newlines) is `line` with its digits made 0 (a long one is
-    said to be: the caller then reads the block as before)."""
-    first, last = chunk.find(b"\n"), chunk.rfind(b"\n")
-    if first == last:
-        return False
-    if len(line) > PIECE:
-        return True
-    shape = re.compile(b"\n" + b"".join(rb"\d" if c == 0x30 else re.escape(bytes((c,))) for c in line) + b"\n")
-    return shape.search(chunk, first, last + 1) is not None
