@@ -9,7 +9,8 @@ import pytest
 
 from gpudoctor.knowledge.evidence import ERROR_LEVEL, LEVEL_AT, RULES, error_level
 from gpudoctor.knowledge.launcher_only import BLIND, LAUNCHERS, LauncherSeen
-from gpudoctor.knowledge.prefilter import DIGEST_MIN, MANY, Digest, candidate_starts, digest, digit_blind, lines_holding
+from gpudoctor.knowledge import prefilter
+from gpudoctor.knowledge.prefilter import DIGEST_MIN, MANY, Digest, candidate_starts, digest, digit_blind, lines_holding, lines_with
 
 LINES = (
     b"[rank3]: epoch 3 step 120/500 | loss 0.4321 | lr 3.0e-04\n",
@@ -131,3 +132,16 @@ def test_error_level_agrees_with_the_regex():
     for line in lines:
         m, n = error_level(line), ERROR_LEVEL.search(line)
         assert (m and m.span()) == (n and n.span()), line
+
+
+def test_lines_with_a_trigger_are_the_digests_lines_in_any_case():
+    block = b"INFO Process rank: 3, step 12\nINFO Process rank: 5, step 13\nworker PROCESS 7 ready\nepoch 1 loss 0.5\n"
+    found = lines_with([Digest(block)], [b"process ", b"loss", b"warn"], 8)
+    assert found == {b"process ": {b"INFO Process rank: 0, step 00", b"worker PROCESS 0 ready"}, b"loss": {b"epoch 0 loss 0.0"}, b"warn": set()}
+
+
+def test_lines_with_leaves_out_a_trigger_on_too_many_kinds_of_line(monkeypatch):
+    block = b"".join(b"process %s\n" % word for word in (b"alpha", b"beta", b"gamma"))
+    assert lines_with([Digest(block)], [b"process "], 2) == {}
+    monkeypatch.setattr(prefilter, "LINES_WITH_TEXT", 10)
+    assert lines_with([Digest(block)], [b"process "], 8) == {}

@@ -63,3 +63,76 @@ def test_a_slice_of_known_kinds_read_at_once_keeps_what_line_by_line_keeps(monke
     assert (fast.plain, list(fast.fallbacks), list(fast.stages), list(fast.ends), fast.raised) == (
         slow.plain, list(slow.fallbacks), list(slow.stages), list(slow.ends), slow.raised)
     assert fast.after(4) == slow.after(4) and fast.after(4) is not None
+
+
+def state(progress: Progress) -> tuple:
+    return (progress.lines, {k: list(v.last) for k, v in progress.kinds.items()}, progress.plain, list(progress.fallbacks),
+            list(progress.stages), list(progress.ends), progress.raised, progress.exception_at)
+
+
+@pytest.mark.parametrize("seed, whole", [(1, False), (2, False), (3, True)])
+def test_a_big_block_of_known_kinds_read_from_its_digest_keeps_what_slices_keep(monkeypatch, seed, whole):
+    # A block big enough to be digested (prefilter.DIGEST_MIN) whose lines are all of known kinds is read at once
+    # (`known_block`): each kind's last lines, read back from its end. Fed in blocks of uneven sizes (cut pieces at
+    # every edge: a line cut in two is a kind of its own in the digest; or `whole` lines), with a kind seldom there,
+    # lines longer than a kind, hashes, CRLF and empty lines: what is kept is what reading it slice by slice keeps.
+    import random
+
+    from gpudoctor.knowledge.prefilter import DIGEST_MIN
+
+    rng = random.Random(seed)
+    shapes = ["[11/23/2024 10:00:{t:02d}] INFO trainer: rank={r} world_size=8 local_rank={r} step {s} loss 0.{s} | Completed batch {s}\n",
+              "epoch {r} step {s}/50000 | loss 0.{s} | lr 3.0e-04\r\n", "wrote shard {s} sha256={h} in 0.5 s\n", "\n",
+              "  8%|##        | {s}/50000 [01:12<13:48,  5.55it/s, loss=0.{s}]\n"]
+    lines = []
+    for i in range(300000):
+        roll = rng.random()
+        shape = rng.choice(shapes) if roll < 0.99997 else rng.choice(["Epoch {r} done, best loss 0.{s}\n", "new kind of line {h}\n"])
+        lines.append(shape.format(t=i % 60, r=i % 8, s=rng.randrange(10 ** 6), h=f"{rng.getrandbits(64):016x}"))
+    data = "".join(lines).encode()
+    cuts = [0]
+    while cuts[-1] < len(data):
+        cut = cuts[-1] + rng.randrange(DIGEST_MIN, 2 * DIGEST_MIN)
+        cuts.append(data.find(b"\n", cut) + 1 or len(data) if whole else cut)
+
+    def feed(fast: bool) -> tuple[Progress, int]:
+        taken = []
+        real = Progress.known_block
+        with monkeypatch.context() as m:
+            m.setattr(Progress, "known_block", lambda self, *args: taken.append(fast and real(self, *args)) or taken[-1])
+            progress = Progress()
+            for a, b in zip(cuts, cuts[1:]):
+                progress.feed(data[a:b])
+            progress.end()
+        return progress, sum(taken)
+
+    fast, blocks = feed(True)
+    slow, _ = feed(False)
+    assert blocks >= 4
+    assert state(fast) == state(slow)
+
+
+@pytest.mark.parametrize("case", ["new kind first", "cut in a number"])
+def test_a_big_block_s_first_line_and_its_cut_last_piece_count_as_they_are(monkeypatch, case):
+    # the block's first line is whole where the block before ended with a newline (a kind never seen there: read slice by
+    # slice); a last piece cut inside a line's number is of that line's kind (a kind of the block's lines all the same)
+    from gpudoctor.knowledge.prefilter import DIGEST_MIN
+
+    line = "INFO trainer: rank={r} world_size=8 step {s} loss 0.5 | Completed batch {s}\n"
+    steady = "".join(line.format(r=i % 8, s=100000 + i) for i in range(DIGEST_MIN // 60)).encode()
+    if case == "new kind first":
+        blocks = [steady, b"iteration 5 reward 3\n" + steady]
+    else:
+        blocks = [steady, steady + b"INFO trainer: rank=1 world_size=8 step 7 loss 0.5 | Completed batch 13", b"4567\n"]
+
+    def feed(fast: bool) -> Progress:
+        with monkeypatch.context() as m:
+            if not fast:
+                m.setattr(Progress, "known_block", lambda self, *args: False)
+            progress = Progress()
+            for block in blocks:
+                progress.feed(block)
+            progress.end()
+        return progress
+
+    assert state(feed(True)) == state(feed(False))

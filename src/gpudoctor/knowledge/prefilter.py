@@ -355,10 +355,16 @@ class Digest:
     digits, so a word missing from either is not in the block: every reader of a block asks this first
     (`may_hold`), and searches the block itself only for the words that pass (each search of a whole block costs
     as much as all of this). A regex that cannot tell one digit from another (`digit_blind`) and reads one line
-    at a time finds a line in `text` when it finds one in the block (`lines_holding`)."""
+    at a time finds a line in `text` when it finds one in the block (`lines_holding`).
+    A block read from a stream begins and ends inside a line: `head_cut` and `tail_cut` are its first and last pieces
+    (digits made 0) where no other piece of it is the same, so that a reader of its whole lines alone knows the lines
+    of `text` that are none of them (None: the piece is one of its lines too, or there is one piece)."""
 
     def __init__(self, block: bytes) -> None:
-        self.text = b"\n".join(set(block.translate(ZEROS).split(b"\n")))
+        pieces = block.translate(ZEROS).split(b"\n")
+        self.text = b"\n".join(set(pieces))
+        self.head_cut = pieces[0] if len(pieces) > 1 and pieces.count(pieces[0]) == 1 else None
+        self.tail_cut = pieces[-1] if len(pieces) > 1 and pieces.count(pieces[-1]) == 1 else None
         self.size = len(block)
         self._bare: Optional[bytes] = None
         self._made = False
@@ -401,6 +407,30 @@ def lines_holding(block: bytes, words: Iterable[bytes]) -> bytes:
             lines.add(block[start:stop])
             pos = block.find(word, stop)
     return b"\n".join(lines)
+
+
+def lines_with(digests: Sequence[Digest], words: Iterable[bytes], most: int) -> dict[bytes, set[bytes]]:
+    """For each word (a trigger: lower case, no newline), the distinct lines of the digests' `text` (digits made 0, case
+    kept) that hold it in any case: every line of their blocks that holds it is one of these, its digits made 0. A word
+    on more than `most` such lines is left out (a block whose lines hardly repeat: reading them costs more than it
+    spares), and so is every word where a digest's text is over LINES_WITH_TEXT bytes."""
+    if any(len(d.text) > LINES_WITH_TEXT for d in digests):
+        return {}
+    texts = [(d.text, d.text.lower()) for d in digests]  # (ASCII letters only: offsets stay those of `text`)
+    out: dict[bytes, set[bytes]] = {}
+    for word in words:
+        needle, found = word.translate(ZEROS), set[bytes]()
+        for text, low in texts:
+            pos = low.find(needle)
+            while pos != -1 and len(found) <= most:
+                start = low.rfind(b"\n", 0, pos) + 1
+                stop = low.find(b"\n", pos)
+                stop = len(low) if stop == -1 else stop
+                found.add(text[start:stop])
+                pos = low.find(needle, stop)
+        if len(found) <= most:
+            out[word] = found
+    return out
 
 
 def digit_blind(regex: re.Pattern) -> bool:
@@ -455,6 +485,7 @@ def _blind(items: Any) -> bool:  # (a SubPattern: iterable, though typeshed does
 KEYS: dict[bytes, tuple[bytes, bytes]] = {}  # a word -> (without hex digits, with its digits made 0)
 MANY = 1000  # a trigger found on this many lines of a block: its lines are found by reading every line
 DIGEST_MIN = 1 << 20  # a block smaller than this is searched as it is
+LINES_WITH_TEXT = 1 << 18  # a digest's text longer than this is not read line by line (`lines_with`)
 _last: Optional[tuple[bytes, Digest]] = None  # the last big block digested: its readers (the tee, the scanner) share it
 
 

@@ -37,7 +37,7 @@ from typing import Optional
 
 from gpudoctor.knowledge.ending import ENDED, LAST_ENDED, PERIODIC_SAVE
 from gpudoctor.knowledge.evidence import INFO_RECORD, error_level
-from gpudoctor.knowledge.prefilter import newlines
+from gpudoctor.knowledge.prefilter import DIGEST_MIN, digest, newlines
 from gpudoctor.knowledge.reruns import WholeLines
 
 # A line a run prints as it works: a counter of epochs, steps, iterations, batches, episodes, rounds or passes with its
@@ -71,6 +71,8 @@ SLICE = 1 << 20  # bytes of a block read at a time
 PLAIN = 8192  # kinds of line remembered as nothing (then forgotten all at once: bounded memory on any log)
 FAST_KINDS = 16  # kinds of line in a slice read at once (`known_slice`); more: line by line
 FAST_SEEN = 4096  # different lines (before their kinds are cut to KIND_CHARS) in a slice read at once, at most
+BACK_LINES = 1024  # lines read back from a block's end for each kind's last KEPT (`known_block`); more: slice by slice
+TEXT_SHARE = 4  # a block whose digest's text is more than this share of it is read slice by slice (`known_block`)
 KEPT = 8  # last occurrences kept per kind, with their numbers (the latest decide: progress after the last failure)
 PROGRESS_AFTER = 3  # lines of one kind after the failure, their numbers moving: the job went on
 # Lines that hold a progress word but are no run's progress: a traceback's frames and the source lines they quote
@@ -161,8 +163,10 @@ class Progress(WholeLines):
         self.exception_at = 0  # the line of the last exception's line (RAISED): what a fallback right after it follows
 
     def read(self, block: bytes, begin: int, end: int) -> None:
-        """The whole lines block[begin:end], a slice of about SLICE bytes at a time (its lowered copy and its lines are
-        what this reader holds)."""
+        """The whole lines block[begin:end], at once where its digest shows it a long log's steady state (`known_block`),
+        else a slice of about SLICE bytes at a time (its lowered copy and its lines are what this reader holds)."""
+        if len(block) >= DIGEST_MIN and self.known_block(block, begin, end):
+            return
         while begin < end:
             cut = block.rfind(b"\n", begin, min(begin + SLICE, end)) + 1 if begin + SLICE < end else end
             cut = cut if cut > begin else block.find(b"\n", begin, end) + 1 or end
@@ -252,6 +256,49 @@ class Progress(WholeLines):
             for i in reversed(found):
                 kind.last.append((self.lines + 1 + i, lines[i]))
         self.lines += len(keys)
+        return True
+
+    def known_block(self, block: bytes, begin: int, end: int) -> bool:
+        """`known_slice` asked once of a whole block, from its digest: when each of its lines is of a known kind or a
+        plain one, FAST_KINDS kinds or fewer, every slice of it would be read at once, and what that keeps is each
+        kind's last KEPT lines of the block, found here by reading lines back from its end (BACK_LINES at most).
+        False, and nothing read, otherwise. `begin`, `end`: the block's whole lines, as WholeLines reads them (from its
+        first line or the line after its first newline, to its last newline)."""
+        if end != block.rfind(b"\n") + 1 or begin not in (0, block.find(b"\n") + 1):
+            return False
+        d = digest(block)
+        if len(d.text) > len(block) // TEXT_SHARE:
+            return False  # (lines that hardly repeat: no steady state, and the keys of all of them would be copies held)
+        keys = d.text.lower().translate(None, KIND_OUT).split(b"\n")  # (its digits are 0s: out with the other digits)
+        present = set(keys)
+        # (a cut piece is in the digest though no line read here: its key is none of theirs unless another line has it)
+        for piece in (d.head_cut if begin > 0 else None, d.tail_cut):
+            if piece is not None and keys.count(key := piece.lower().translate(None, KIND_OUT)) == 1:
+                present.discard(key)
+        if len(present) > FAST_SEEN:
+            return False
+        present = {k[:KIND_CHARS] for k in present}
+        if len(present) > FAST_KINDS or any(k not in self.kinds and k not in self.plain for k in present):
+            return False
+        found: dict[bytes, list[tuple[int, bytes]]] = {k: [] for k in present if k in self.kinds}
+        wanted, total = len(found), newlines(block, begin, end)
+        stop = end - 1  # (the newline that ends the line read next, from the last)
+        for back in range(BACK_LINES):
+            if not wanted or stop < begin:
+                break
+            start = block.rfind(b"\n", begin, stop) + 1 or begin
+            line = block[start:stop]
+            last = found.get(line.lower().translate(None, KIND_OUT)[:KIND_CHARS])
+            if last is not None and len(last) < KEPT:
+                last.append((self.lines + total - back, line))
+                if len(last) == KEPT:
+                    wanted -= 1
+            stop = start - 1
+        else:
+            return False  # (a kind seldom in the block: read slice by slice)
+        for key, last in found.items():
+            self.kinds[key].last.extend(reversed(last))
+        self.lines += total
         return True
 
     def remember_plain(self, key: bytes) -> None:

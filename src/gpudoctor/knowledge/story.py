@@ -465,6 +465,15 @@ class Diagnosis:
             self.mention_count += 1
             hold(self.mention_lines, (line, raw.strip()[:200]))  # the first and the latest (mentions.lead_first picks)
 
+    def told_nothing(self, key: bytes) -> bool:
+        """Whether `repeated(key)` is true and changes nothing (a line that told nothing, not noise to count): the scanner
+        leaves out of a block the lines of a trigger that are all such (reader.py `quiet_triggers`)."""
+        return key in self.quiet and key not in self.quiet_said
+
+    def may_forget(self, lines: int) -> bool:
+        """Whether feeding this many more lines may forget the lines remembered (MEMO), and with them what `told_nothing` said."""
+        return len(self.quiet) + len(self.noise) + lines > MEMO
+
     def repeated(self, key: bytes) -> bool:
         """Whether a line (its UTF-8 without digits: `key`) told nothing the last time, or is harmless noise
         sampled enough (then counted): it is not read again. The scanner asks before it decodes a line."""

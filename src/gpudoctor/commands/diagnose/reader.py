@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Optional, Protocol
 
 from gpudoctor.knowledge.story import Diagnosis
+from gpudoctor.commands.diagnose.quiet_triggers import quiet_triggers
 from gpudoctor.launch import rundir
 from gpudoctor.knowledge.prefilter import DIGEST_MIN, DIGITS, Digest, candidate_starts, digest, forget, triggers_in
 
@@ -324,11 +325,17 @@ def scan(stream: ByteSource | Normalised, diagnosis: Diagnosis, source: str = ""
         # this buffer holds besides: the carried lines and the line that runs across into the chunk)
         # (a long line carried from the blocks before: no digest of it beside the block's own, as before)
         joined = len(carry) + (chunk.find(b"\n") + 1 or len(chunk)) if chunk else len(buf)
-        triggers = triggers_in([digest(chunk), Digest(buf[:joined])] if chunk else [Digest(buf)]) if joined < DIGEST_MIN else None
+        digests = ([digest(chunk), Digest(buf[:joined])] if chunk else [Digest(buf)]) if joined < DIGEST_MIN else []
+        triggers = triggers_in(digests) if digests else None
         counted = 0
         line_no = base_line
-        starts = candidate_starts(buf[:end].lower(), end, triggers) if triggers is None or triggers else []
-        if eof and base_line == 0 and end <= SHORT_PASTE:
+        paste = eof and base_line == 0 and end <= SHORT_PASTE
+        quiet = quiet_triggers(triggers, digests, chunk, LONG_LINE, diagnosis) if triggers and not paste else []
+        searched = [t for t in triggers if t not in quiet] if triggers and quiet else triggers
+        starts = candidate_starts(buf[:end].lower(), end, searched) if searched is None or searched else []
+        if quiet and diagnosis.may_forget(len(starts)):  # (then a quiet line may be read again: every trigger searched, as before)
+            starts = candidate_starts(buf[:end].lower(), end, triggers)
+        if paste:
             starts = sorted({*starts, *failure_lines_without_trigger(buf, end, set(starts), diagnosis)})
         for start in starts:
             stop = buf.find(b"\n", start, end)
