@@ -4,8 +4,9 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import in_spawning_parent, is_distributed_program, lightning_multi_process, source
-from gpudoctor.linter.model import FileModel, keyword, terminal_name
+from gpudoctor.linter.idioms import (data_parallel_framework, in_spawning_parent, is_distributed_program,
+                                     lightning_multi_process, source)
+from gpudoctor.linter.model import DEFS, FileModel, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 from gpudoctor.linter.rules.save_all_ranks import _single_process_arm, world_of_one
 
@@ -56,6 +57,14 @@ class DatasetDownloadAllRanks(Rule):
     zero-first pattern written out), nor in a file whose every process group is a literal world
     of one and that starts no processes (`init_process_group("gloo", rank=0, world_size=1)`: one
     process downloads; lint heldout27 u014, a one-process 'multi-GPU' benchmark).
+
+    A dataset class of the file built on one of those (`class CustomCIFAR10(datasets.CIFAR10):`, given
+    `download=True` in each spawned worker: lint heldout30b u028) downloads as its base does, where it
+    hands its keywords on (no `__init__` of its own, or `super().__init__(**kwds)`) and has no `download`
+    of its own. A file a library runs data-parallel (`deepspeed.initialize(...)`; accelerate's
+    `Accelerator()` or transformers' Trainer where the file shows several processes:
+    `idioms.data_parallel_framework`) runs every line once per process, its download too (lint
+    heldout27 u024: CIFAR10 built before `deepspeed.initialize(..., training_data=trainset)`).
 
     A dataset class of another module (`get_dataset(name)(..., download=True)`)
     is not flagged: whether it downloads at all is not in this file (ResNeSt's
@@ -137,8 +146,9 @@ class DatasetDownloadAllRanks(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         calls = [c for c in file.calls if keyword(c, "download") is not None and self._downloads(file, c)]
-        if not calls or not (is_distributed_program(file) or lightning_multi_process(file)):
-            return
+        if not calls or not (is_distributed_program(file) or lightning_multi_process(file)
+                             or data_parallel_framework(file) is not None):
+            return  # (a library's launch, DeepSpeed's engine: every line runs once per process, lint heldout27 u024)
         if world_of_one(file):
             return  # every group a literal world of one, no process started: one process downloads (lint heldout27 u014)
         for call in calls:
@@ -218,4 +228,29 @@ class DatasetDownloadAllRanks(Rule):
         qn = file.call_name(call)
         if qn is not None and "." in qn:
             return qn.startswith(DOWNLOADERS)
-        return terminal_name(call.func) in KNOWN
+        return terminal_name(call.func) in KNOWN or _downloading_subclass(file, call)
+
+
+def _downloading_subclass(file: FileModel, call: ast.Call) -> bool:
+    """`call` builds a dataset class of this file derived from a downloading one (`class
+    CustomCIFAR10(datasets.CIFAR10):`, lint heldout30b u028: a MoCo trainer's two-view CIFAR10) that hands
+    its keywords to that base: no `__init__` of its own, or one whose `super().__init__(...)` passes
+    `**kwargs` or `download=` on; and no `download` method of its own (which may fetch nothing)."""
+    if type(call.func) is not ast.Name:
+        return False
+    classes = [d for d in file.find_def(call.func) if type(d) is ast.ClassDef]
+    if len(classes) != 1:
+        return False
+    (cls,) = classes
+    if not any((file.qualname(base) or "").startswith(DOWNLOADERS) or
+               ((file.qualname(base) is None or "." not in (file.qualname(base) or "")) and terminal_name(base) in KNOWN)
+               for base in cls.bases):
+        return False
+    methods = {stmt.name: stmt for stmt in cls.body if isinstance(stmt, DEFS)}
+    if "download" in methods:
+        return False
+    init = methods.get("__init__")
+    if init is None:
+        return True
+    return any(type(node) is ast.Call and type(node.func) is ast.Attribute and node.func.attr == "__init__"
+               and any(kw.arg is None or kw.arg == "download" for kw in node.keywords) for node in ast.walk(init))

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from dataclasses import replace
 
 from gpudoctor.linter.arms import ruled_out
-from gpudoctor.linter.idioms import is_optimizer, wrapper_kind
+from gpudoctor.linter.idioms import is_optimizer, prepared_model, wrapper_kind
 from gpudoctor.linter.model import Binding, FileModel, position, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 from gpudoctor.linter.rules.ddp_forward_on_one_rank import _no_grad
@@ -108,6 +108,12 @@ class DdpForwardBypassed(Rule):
     u054, nanoGPT's template) bypasses DDP on every distributed run: an error. Not another test
     (`model.module if args.unwrap else model`): with that setting off, DDP's forward runs.
 
+    A warning where the wrapper is the model accelerate's `accelerator.prepare(...)` returned: under a
+    multi-process launch that is a DistributedDataParallel wrapper, and a training forward through its
+    `.module` (`posterior = vae.module.encode(images)`, its loss to `accelerator.backward(loss)`: lint
+    heldout30 u004, a VAE fine-tune; heldout29 u011, a GAN's discriminator losses) skips DDP's forward as
+    above; run as one process prepare hands the model back, which has no `.module` at all.
+
     One diagnostic per wrapper and training step (its loop, else its function), naming the other
     lines: a GAN step that runs the generator and the discriminator through `model.module` and
     backpropagates two losses is one bypassed wrapper (lint heldout15 u031).
@@ -177,7 +183,7 @@ class DdpForwardBypassed(Rule):
     )
 
     def relevant(self, text: str) -> bool:
-        return "DistributedDataParallel" in text
+        return "DistributedDataParallel" in text or (".module" in text and "prepare(" in text)
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         if MANUAL_SYNC.search(file.text):
@@ -242,8 +248,16 @@ class DdpForwardBypassed(Rule):
             return  # no optimizer steps what this loss leaves in the wrapper's gradients
         found = kinds._kinds(file, node.value, node, 0)
         severity = ""
+        prepared = prepared_model(file, node.value) if found == {""} else None
         if found == {"DistributedDataParallel"}:
             seen = f"{holder} is a DistributedDataParallel wrapper"
+        elif prepared is not None:
+            # accelerate's prepare wraps the model in DDP under a multi-process launch; under one process it
+            # hands the model back, which has no `.module` (lint heldout30 u004, heldout29 u011)
+            seen = (f"{holder} is the model `accelerator.prepare(...)` returned (line {prepared.lineno}), a "
+                    "DistributedDataParallel wrapper under a multi-process launch (the `.module` it reads exists "
+                    "only there)")
+            severity = WARNING
         elif found <= {"DistributedDataParallel", "DataParallel", ""}:
             # (DataParallel on another path, `elif args.n_gpu > 1:`, lint heldout21 u048: said for the DDP one)
             path = _wrapping(file, node.value, node, 0)

