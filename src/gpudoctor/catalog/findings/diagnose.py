@@ -736,6 +736,43 @@ one that is large and stays large is not this. It is the numbers' pattern, not a
 )
 
 
+# A loss, a learning rate or an accuracy logged as exactly 0 at every step shown (knowledge/run_numbers.py `zero_throughout`).
+STUCK_AT_ZERO = FindingKind(
+    id="stuck-at-zero",
+    severity=Severity.WARN,
+    when="exit 1: the run's own numbers say it learns nothing, whether or not it ended",
+    area=AREA,
+    emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste (a run's progress lines)",
+    summary="""The run's progress lines log its training loss, its learning rate or its accuracy as exactly 0 on every line
+that logs it (five lines or more), and on none as anything else: LlamaFactory's and Trainer's `{'loss': 12.1034,
+'grad_norm': 0.0, 'learning_rate': 0.0, ...}` at every step, a CNN's `Loss: 0.0` from its first batch to its last, a
+`val_acc=0.0` at every epoch. No line calls it an error, and the run may even end well: its numbers say it learned
+nothing. Exactly 0 is what the log prints: `0.0`, `0`, a scientific zero (`0.000000E+00`); a value printed rounded to
+several places (`Train Loss: 0.0000`, `lr:0.00000`) is a small number, not 0, and decides nothing. Not this finding: a
+value that is 0 at the start only (a warm-up from 0, an accuracy of 0 at the first epoch) or at the end only (a schedule
+that decays to 0), since another line logs it above 0; an auxiliary, a KL or a validation loss at 0 (an MoE balance loss
+without experts, TRL's GRPO loss beside its KL column, a validation loss printed 0); a Trainer loss of 0.0, which
+[loss-not-finite](../patterns/loss-not-finite.md) reads (its nan filter). A warning: the lines decide that the number is
+0; what made it 0 is what the fix checks.""",
+    evidence="`value`: the quantity's name as the log prints it; `lines`: how many lines log it as 0; `first` and `last`: the first and the last of them, with their numbers; `beside` (when the last line shows it): the loss beside a learning rate or an accuracy of 0, a gradient norm of 0 or nan.",
+    title={
+        "loss": "the training loss ({value}) is logged as exactly 0 on every line that logs it ({count} lines, line {first} to line {last}): the model gets no gradient from it",
+        "learning-rate": "the learning rate ({value}) is logged as exactly 0 on every line that logs it ({count} lines, line {first} to line {last}): the optimizer changes no weight",
+        "accuracy": "the accuracy ({value}) is logged as exactly 0 on every line that logs it ({count} lines, line {first} to line {last}): no prediction matches its label",
+    },
+    why={
+        "loss": "A training loss of exactly 0 from the first step logged is not a model that learned: no sample counts in it, so no gradient flows. The usual reasons: every label is masked (-100, IGNORE_INDEX) because the chat or conversation template (conv_style, template, prompt template) does not match the model, so the answer tokens the labels keep are never found; a maximum length that cuts every sample before its answer; a loss that returns 0 for a batch without targets; every step's loss nan, filtered to 0 by the trainer (a gradient norm of nan beside it). A loss printed with one decimal hides values below 0.05: more digits decide that.",
+        "learning-rate": "Each update is the learning rate times the step the optimizer computes: at 0 the weights never change, whatever the loss says. A few lines at the very start of a warm-up from 0, or at the very end of a schedule that decays to 0, are normal; every line a run logs is not. The usual reasons: a warm-up longer than the run or stepped once per epoch (warmup_steps or warmup_ratio against the total steps), a scheduler that steps only after optimizer steps that were all skipped (fp16 overflowing at every step: Trainer steps the scheduler only when the optimizer ran), a DeepSpeed scheduler with warmup_min_lr 0 and more warm-up steps than the run, or a learning rate of 0 in the configuration.",
+        "accuracy": "An accuracy of exactly 0 at every evaluation is below chance: no prediction ever matched its label. The usual reasons: predictions and labels in different spaces (class ids against a label map that does not match the data set, a metric given logits or strings where it wants class ids), a label column that is empty or constant, or a model that gives one output for every input (its weights not loaded). An accuracy of 0 at the first epoch alone is normal.",
+    },
+    fix={
+        "loss": "check one batch before training: labels = batch['labels']; print((labels != -100).sum())   # 0: every label is masked: use the template the model was trained with (conv_style / template / prompt_template) and a maximum length (cutoff_len, model_max_length) that keeps the answers; print the loss with more digits (f'{{loss:.6f}}'); with fp16, log nan steps as they are (logging_nan_inf_filter=False) and train in bf16 if they are all nan",
+        "learning-rate": "print(scheduler.get_last_lr()) after a few optimizer steps, and compare the warm-up with the run's total steps (warmup_steps, warmup_ratio x max_steps, DeepSpeed's scheduler.params.warmup_num_steps and warmup_min_lr); check the learning rate the configuration sets (--learning_rate, optimizer.params.lr); with fp16, look for skipped steps (overflow lines) and train in bf16 if every step overflows",
+        "accuracy": "print a few predictions beside their labels in the evaluation loop (preds.argmax(-1)[:10], labels[:10]): they must be in the same class space; check the label map (class_to_idx, id2label) against the data set, that the metric receives class ids, and that the checkpoint evaluated is the one trained (its load reports no missing keys)",
+    },
+)
+
+
 # NCCL's sockets on the loopback interface, and the nodes the log shows (knowledge/nccl_loopback.py).
 NCCL_SOCKET_LOOPBACK = FindingKind(
     id="nccl-socket-loopback",
