@@ -142,14 +142,14 @@ def progress_seen(progress: Optional[Progress]) -> Optional[Seen]:
     kinds = [k for k in progress.kinds.values() if k.last]
     if not kinds:
         return None
-    named = {id(k): loss_of(k.last[-1][1]) for k in kinds}
-    with_loss = [k for k in kinds if named[id(k)] is not None]
+    named = {id(k): name_of(k.last[-1][1]) for k in kinds}
+    with_loss = [k for k in kinds if named[id(k)]]
     # a training step's line before an evaluation's ("| end of epoch 1 | valid loss 5.15 |" is no training loss)
     with_loss = [k for k in with_loss if NOT_TRAINING.search(k.last[-1][1]) is None] or with_loss
     kind = max(with_loss or kinds, key=lambda k: k.count)
     # the kinds that log the same loss (one line's padding apart: "|   200/ 2323 batches" and "|  1000/ 2323 batches")
-    name = named[id(kind)][0] if named[id(kind)] is not None else None
-    same = [k for k in with_loss if named[id(k)][0] == name] if name is not None else [kind]
+    name = named[id(kind)]
+    same = [k for k in with_loss if named[id(k)] == name] if name else [kind]
     first = min((k.first or k.last[0]) for k in same)
     last = max(k.last[-1] for k in same)
     count = sum(k.count for k in same)
@@ -173,4 +173,10 @@ def loss_of(text: bytes) -> Optional[tuple[str, str]]:
     found = [(m["key"].decode("ascii", "replace"), m["value"].decode("ascii")) for m in LOSS_VALUE.finditer(text)
              if not re.search(r"(?i)scal|weight|coef|count|num|lambda|factor|ratio", m["key"].decode("ascii", "replace"))]
     main = [x for x in found if TRAIN_LOSS.match(x[0].encode())]
-    return (main or found or [None])[0]
+    return (main or found)[0] if found else None
+
+
+def name_of(text: bytes) -> str:
+    """The name of the loss a line logs (`loss_of`), or ''."""
+    named = loss_of(text)
+    return named[0] if named is not None else ""

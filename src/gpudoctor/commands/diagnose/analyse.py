@@ -31,7 +31,7 @@ from gpudoctor.knowledge.said_oom import SaidOom
 from gpudoctor.knowledge.setting import VM, WSL, SettingSeen
 from gpudoctor.knowledge.remedy import remedy_step
 from gpudoctor.knowledge.reported import REPORTED_PLACE, Reported
-from gpudoctor.knowledge.run_numbers import progress_seen, zero_throughout
+from gpudoctor.knowledge.run_numbers import Zero, progress_seen, zero_throughout
 from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import SAID_WORDS, Diagnosis
 from gpudoctor.knowledge.title_said import title_label_words, title_reports_failure
@@ -160,8 +160,7 @@ def numbers_shown(d: Diagnosis) -> list[Finding]:
     magnitude (knowledge/progress.py `Progress.diverging`); info where the log shows the run ended."""
     if d.progress is None:
         return []
-    out = [stuck_at_zero(d, z) for z in zero_throughout(d.progress)]
-    out = [f for f in out if f is not None]
+    out = [f for f in (stuck_at_zero(d, z) for z in zero_throughout(d.progress)) if f is not None]
     grew = d.progress.diverging()
     if grew is None:
         return out
@@ -171,9 +170,9 @@ def numbers_shown(d: Diagnosis) -> list[Finding]:
                                  key=key, low=f"{low:.3g}", high=f"{high:.3g}", factor=f"{high / low:.2g}")]
 
 
-def stuck_at_zero(d: Diagnosis, zero) -> Optional[Finding]:
+def stuck_at_zero(d: Diagnosis, zero: Zero) -> Optional[Finding]:
     """`stuck-at-zero`: a quantity the run logs as exactly 0 throughout (knowledge/run_numbers.py); None for a loss that a
-    pattern already reads as not finite (Trainer's 0.0, loss-not-finite) or a run that ended in a failure the log names."""
+    pattern already reads as not finite (Trainer's 0.0, loss-not-finite)."""
     if zero.case == "loss" and any(f.id == "loss-not-finite" for f in d.findings()):
         return None
     evidence: dict = {"value": zero.key, "lines": zero.count, "first": f"line {zero.first[0]}: {zero.first[1]}",
