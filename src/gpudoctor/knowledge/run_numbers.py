@@ -13,8 +13,9 @@ many), never from a regex over every line of the input.
   the start only (a warm-up from 0, an accuracy of 0 at epoch 0) or at the end only (a schedule decayed to 0): another
   line logs it above 0. The loss read is the training loss (not an auxiliary, a KL or a validation loss: an MoE balance
   loss, TRL's GRPO loss beside its KL, are 0 in runs that learn).
-- `progress_seen`: the run's commonest kind of progress line that logs a loss (or its commonest kind), the last of them,
-  the loss it logs first -> last, and the speed its last line prints: what an undecided answer says the log showed.
+- `progress_seen`: the run's commonest kind of progress line that logs a loss (SEEN_LINES lines or more, not one line
+  repeated), the last of them, the loss it logs first -> last, and the speed its last line prints: what an undecided
+  answer says the log showed. None where no such lines stand (a command line, a configuration dump, a download bar).
 """
 
 from __future__ import annotations
@@ -34,7 +35,11 @@ assert LOSS_NAMED.pattern.startswith(rb"(?<![\w/.])(?P<key>")  # (the same names
 ZERO_LINES = 5  # lines that log the value as 0 (and none that logs it otherwise): "at every step shown"
 
 # The value as a number is printed: exactly 0 (Python's repr, an integer, a scientific zero), or a rounded fixed format
-EXACT_ZERO = re.compile(rb"^[-+]?(?:0|0\.0?|0\.0+[eE][-+]?\d+|0[eE][-+]?\d+)$")
+# (a bare integer 0 is no measured value: a drawing's or a config's "train_loss= 0", dev8w's git diff)
+EXACT_ZERO = re.compile(rb"^[-+]?(?:0\.0?|0\.0+[eE][-+]?\d+|0[eE][-+]?\d+)$")
+# A line that reports a failure: its number is a placeholder, not a measurement ("[545/3840] ... - 失败 - Acc: 0.0", dev7w's
+# federated-learning runner, whose every experiment failed within a second)
+FAILED_LINE = re.compile(rb"(?i)fail|error|exception|abort|\xe5\xa4\xb1\xe8\xb4\xa5")  # (the last: 失败, "failed")
 NUMBER = rb"(?P<value>[-+]?(?:\d[\d,]*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?|nan|inf)"
 # The training loss by its name: loss, train_loss, total_loss, lm loss, "Train Loss" (not aux_loss, kl_loss, val_loss)
 TRAIN_LOSS = re.compile(rb"(?i)^(?:train(?:ing)?_|tr_)?(?:total_|lm_|avg_|mean_|overall_)?loss$")
@@ -84,8 +89,8 @@ def zero_throughout(progress: Progress) -> list[Zero]:
             read = [(n, text, vals) for n, text, vals in read if vals]
             if not read:
                 continue
-            if any(EXACT_ZERO.match(v) is None for _, _, vals in read for _, v in vals):
-                decided = False  # a value above 0, or one printed rounded: not 0 throughout
+            if any(EXACT_ZERO.match(v) is None for _, _, vals in read for _, v in vals) or any(FAILED_LINE.search(t) for _, t, _ in read):
+                decided = False  # a value above 0, or one printed rounded, or a failure's line: not 0 throughout
                 break
             count += kind.count
             key = key or read[0][2][0][0]
@@ -115,13 +120,14 @@ def beside_of(case: str, text: bytes) -> tuple[str, ...]:
 # "tflops=93.48", "tgs (tokens/gpu/second)=2104.89", nanotron's "tokens_per_sec: 22.8K", torchtitan's "wps: 1,786  mfu:
 # 10.46%", nanoGPT's "time 48.25ms, mfu 7.48%", pytorch/examples' "ms/batch 9.43", tqdm's "21.03s/it", "3.2it/s"
 THROUGHPUT = re.compile(
-    r"(?i)(?:\b(?:elapsed[ _]time[ _]per[ _]iteration(?:[ _]\(?ms\)?)?|iter(?:ation)?[ _]time(?: \(s\))?|step[ _]time|batch[ _]time"
+    r"(?i)(?:(?<!data )(?<!data_)\b(?:elapsed[ _]time[ _]per[ _]iteration(?:[ _]\(?ms\)?)?|iter(?:ation)?[ _]time(?: \(s\))?|step[ _]time|batch[ _]time"
     r"|cost_time|time|ms/batch|samples/sec|samplespersec|samples_per_second|tokens_per_sec(?:_per_gpu)?|tgs \(tokens/gpu/second\)"
     r"|wps|tps|mfu|(?:model_|hardware_)?tflops(?:_per_gpu)?|throughput per gpu \(tflop/s/gpu\))['\"]?\s?[:=]?\s{0,3}"
     r"\d(?:[\d.,]*\d)?[KMG]?(?:\s?(?:ms|s|%))?(?![\w.])"
     r"|\b\d[\d.]*\s?(?:it/s|s/it|samples/s|tokens/s|tok/s)\b)"
 )
 THROUGHPUT_SHOWN = 3
+SEEN_LINES = 3  # progress lines that log a loss, at least, for an undecided answer to tell the run's progress
 
 
 @dataclass(frozen=True)
@@ -146,15 +152,19 @@ def progress_seen(progress: Optional[Progress]) -> Optional[Seen]:
     with_loss = [k for k in kinds if named[id(k)]]
     # a training step's line before an evaluation's ("| end of epoch 1 | valid loss 5.15 |" is no training loss)
     with_loss = [k for k in with_loss if NOT_TRAINING.search(k.last[-1][1]) is None] or with_loss
-    kind = max(with_loss or kinds, key=lambda k: k.count)
+    if not with_loss:
+        return None  # (a command line, a configuration dump, a download bar: no run's progress to tell)
+    kind = max(with_loss, key=lambda k: k.count)
     # the kinds that log the same loss (one line's padding apart: "|   200/ 2323 batches" and "|  1000/ 2323 batches")
     name = named[id(kind)]
-    same = [k for k in with_loss if named[id(k)] == name] if name else [kind]
+    same = [k for k in with_loss if named[id(k)] == name]
     first = min((k.first or k.last[0]) for k in same)
     last = max(k.last[-1] for k in same)
     count = sum(k.count for k in same)
+    if count < SEEN_LINES or first[1] == last[1]:
+        return None  # one or two lines, or one line repeated: no progress
     loss = ""
-    if count >= 2 and first[0] != last[0]:
+    if first[0] != last[0]:
         a, b = loss_of(first[1]), loss_of(last[1])
         if a is not None and b is not None and a[0] == b[0]:
             loss = f"{a[0]} {a[1]} (line {first[0]}) -> {b[1]} (line {last[0]})"

@@ -349,12 +349,12 @@ WOULD_DECIDE = ("whether the run failed: its end (the last lines, the exit statu
 
 
 def progress_shown(d: Diagnosis) -> dict:
-    """The run's progress as its own lines show it: how many progress lines and the last of them, the loss first -> last,
-    the speed the last one prints, and what would decide a question about its numbers; {} where it prints none."""
+    """The run's progress as its own lines show it (lines that log a loss): how many and the last of them, the loss first
+    -> last, the speed the last one prints, and what would decide a question about its numbers; {} where it prints none."""
     seen = progress_seen(d.progress)
     if seen is None:
         return {}
-    out = {"progress": f"{seen.count} progress line(s) of its commonest kind, the last at line {seen.last[0]}: {seen.last[1]}"}
+    out = {"progress": f"{seen.count} progress lines that log a loss, the last at line {seen.last[0]}: {seen.last[1]}"}
     if seen.loss:
         out["loss"] = seen.loss
     if seen.throughput:
