@@ -65,7 +65,13 @@ class TestStuckAtZero:
 
     def test_sibling_accuracy_zero_at_every_epoch(self):
         f = zero(ACC_ZERO)
-        assert f is not None and f.evidence["value"] == "val_acc"
+        assert f is not None and f.evidence["value"] == "val_acc" and f.severity is Severity.INFO  # (a regression's metric is 0 too)
+
+    def test_sibling_keras_accuracy_zero_is_a_note_after_the_answer(self):
+        # heldout27b tensorflow/tensorflow#33809: a regression's Keras accuracy, 0.0000e+00 at every epoch; the thread is about
+        # MirroredStrategy learning worse: the undecided answer leads
+        fs = api.diagnose(case("heldout27b", "tensorflow-33809-mirrored-epochs")).findings
+        assert fs[0].id == "log-inconclusive" and any(f.id == "stuck-at-zero" and f.severity is Severity.INFO for f in fs)
 
     def test_control_warm_up_from_zero(self):
         assert zero(WARM_UP) is None

@@ -740,7 +740,8 @@ one that is large and stays large is not this. It is the numbers' pattern, not a
 STUCK_AT_ZERO = FindingKind(
     id="stuck-at-zero",
     severity=Severity.WARN,
-    when="exit 0 where the log shows the run ended (the warning leads instead of `log-no-failure`); exit 1 beside `log-inconclusive` where it does not",
+    also=(Severity.INFO,),
+    when="warn for a loss or a learning rate: exit 0 where the log shows the run ended (the warning leads instead of `log-no-failure`), exit 1 beside `log-inconclusive` where it does not; info for an accuracy (a regression's accuracy metric is always 0: a note after the answer)",
     area=AREA,
     emitted_by="[`gpudoctor diagnose`](../commands/diagnose.md) of a log or a paste (a run's progress lines)",
     summary="""The run's progress lines log its training loss, its learning rate or its accuracy as exactly 0 on every line
