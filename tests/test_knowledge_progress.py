@@ -60,6 +60,9 @@ def test_a_slice_of_known_kinds_read_at_once_keeps_what_line_by_line_keeps(monke
     slow = read(text, 1 << 20)
     assert fast.lines == slow.lines == text.count("\n")
     assert {k: list(v.last) for k, v in fast.kinds.items()} == {k: list(v.last) for k, v in slow.kinds.items()}
+    assert {k: v.count for k, v in fast.kinds.items()} == {k: v.count for k, v in slow.kinds.items()}  # (every line counted)
+    # (the last step line, cut into the error's line, is no progress)
+    assert sum(v.count for v in fast.kinds.values()) == text.count("epoch=0 i=") - 1
     assert (fast.plain, list(fast.fallbacks), list(fast.stages), list(fast.ends), fast.raised) == (
         slow.plain, list(slow.fallbacks), list(slow.stages), list(slow.ends), slow.raised)
     assert fast.after(4) == slow.after(4) and fast.after(4) is not None

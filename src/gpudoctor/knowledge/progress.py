@@ -143,10 +143,12 @@ TRACED = re.compile(rb"Traceback \(most recent call last\)|(?:[\w.]+\.)?[A-Z]\w*
 
 @dataclass
 class Kind:
-    """One kind of progress line (its words, its numbers aside): its first occurrence and its last ones (line, its bytes)."""
+    """One kind of progress line (its words, its numbers aside): its first occurrence and its last ones (line, its bytes),
+    and how many lines of it the input holds (`count`: what says "at every step", knowledge/run_numbers.py)."""
 
     last: deque = field(default_factory=lambda: deque(maxlen=KEPT))
     first: tuple = ()
+    count: int = 0
 
 
 class Progress(WholeLines):
@@ -189,12 +191,13 @@ class Progress(WholeLines):
             kind = self.kinds.get(key)
             if kind is not None:
                 kind.last.append((self.lines + 1 + i, block[here : here + len(low)]))
+                kind.count += 1
                 continue
             if key in self.plain:
                 continue
             if ANY_WORD.search(low) is None:
                 if low.count(b",") >= ROW_FIELDS - 1 and len(ROW_NUMBER.findall(low)) >= ROW_NUMBERS and len(self.kinds) < KINDS:
-                    self.kinds[key] = Kind()  # a table's row: a benchmark's or a sweep's measurement, one per configuration
+                    self.kinds[key] = Kind(count=1)  # a table's row: a benchmark's or a sweep's measurement, one per configuration
                     self.kinds[key].last.append((self.lines + 1 + i, block[here : here + len(low)].rstrip(b"\r")))
                 else:
                     self.remember_plain(key)
@@ -205,7 +208,7 @@ class Progress(WholeLines):
             ended = not progress and any(w in low for w in END_WORDS) and run_end(line.decode("utf-8", "replace"))
             marks = (b"back" in low, b"start" in low or b"begin" in low, b"error" in low or b"exception" in low or b"traceback" in low, ended)
             if progress and len(self.kinds) < KINDS:
-                self.kinds[key] = Kind(first=(number, line))
+                self.kinds[key] = Kind(first=(number, line), count=1)
                 self.kinds[key].last.append((number, line))
             elif not any(marks):
                 self.remember_plain(key)
@@ -251,6 +254,7 @@ class Progress(WholeLines):
                     found.append(last - (at - 1))
             except ValueError:
                 pass
+            kind.count += keys.count(key)
             if lines is None:
                 lines = block[begin:end].split(b"\n")
             for i in reversed(found):

@@ -31,6 +31,7 @@ from gpudoctor.knowledge.said_oom import SaidOom
 from gpudoctor.knowledge.setting import VM, WSL, SettingSeen
 from gpudoctor.knowledge.remedy import remedy_step
 from gpudoctor.knowledge.reported import REPORTED_PLACE, Reported
+from gpudoctor.knowledge.run_numbers import Zero, progress_seen, zero_throughout
 from gpudoctor.knowledge.signs import HANDLED
 from gpudoctor.knowledge.story import SAID_WORDS, Diagnosis
 from gpudoctor.knowledge.title_said import title_label_words, title_reports_failure
@@ -49,6 +50,7 @@ from gpudoctor.catalog.findings.diagnose import (
     LOSS_DIVERGING,
     PICKLE_REFUSED,
     RANK_EXCEPTION,
+    STUCK_AT_ZERO,
     UNRECOGNISED_FAILURE,
 )
 
@@ -156,13 +158,30 @@ def settings_shown(d: Diagnosis, findings: list[Finding]) -> list[Finding]:
 def numbers_shown(d: Diagnosis) -> list[Finding]:
     """What the run's progress lines show in their numbers where no line names it: a loss that grows by orders of
     magnitude (knowledge/progress.py `Progress.diverging`); info where the log shows the run ended."""
-    grew = d.progress.diverging() if d.progress is not None else None
-    if grew is None:
+    if d.progress is None:
         return []
+    out = [f for f in (stuck_at_zero(d, z) for z in zero_throughout(d.progress)) if f is not None]
+    grew = d.progress.diverging()
+    if grew is None:
+        return out
     key, (at, low, first), (line, high, last) = grew
-    return [LOSS_DIVERGING(severity=Severity.INFO if d.ended else Severity.WARN,
-                           evidence={"loss": key, "from": f"line {at}: {first}", "to": f"line {line}: {last}"},
-                           key=key, low=f"{low:.3g}", high=f"{high:.3g}", factor=f"{high / low:.2g}")]
+    return out + [LOSS_DIVERGING(severity=Severity.INFO if d.ended else Severity.WARN,
+                                 evidence={"loss": key, "from": f"line {at}: {first}", "to": f"line {line}: {last}"},
+                                 key=key, low=f"{low:.3g}", high=f"{high:.3g}", factor=f"{high / low:.2g}")]
+
+
+def stuck_at_zero(d: Diagnosis, zero: Zero) -> Optional[Finding]:
+    """`stuck-at-zero`: a quantity the run logs as exactly 0 throughout (knowledge/run_numbers.py); None for a loss that a
+    pattern already reads as not finite (Trainer's 0.0, loss-not-finite)."""
+    if zero.case == "loss" and any(f.id == "loss-not-finite" for f in d.findings()):
+        return None
+    evidence: dict = {"value": zero.key, "lines": zero.count, "first": f"line {zero.first[0]}: {zero.first[1]}",
+                      "last": f"line {zero.last[0]}: {zero.last[1]}"}
+    if zero.beside:
+        evidence["beside"] = ", ".join(zero.beside)
+    # (an accuracy of 0 is also what a regression's accuracy metric always logs: a note, never the answer's head)
+    return STUCK_AT_ZERO(case=zero.case, evidence=evidence, value=zero.key, count=zero.count, first=zero.first[0], last=zero.last[0],
+                         severity=Severity.INFO if zero.case == "accuracy" else None)
 
 
 def verdict_place(findings: list[Finding]) -> int:
@@ -321,7 +340,29 @@ def no_failure(d: Diagnosis, smi: NvidiaSmiReader, folder: bool) -> Finding:
         said = [f"line {n}: {text}" for n, text in leads]
         return LOG_INCONCLUSIVE(case="mentions", evidence={"lines": d.lines, "lines that speak of an error": said, **shown},
                                 lines=d.lines, count=d.mention_count, first=leads[0][0], under_launcher=under, advice=advice)
-    return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines, **shown}, lines=d.lines, under_launcher=under, advice=advice)
+    return LOG_INCONCLUSIVE(case="log", evidence={"lines": d.lines, **shown, **progress_shown(d)}, lines=d.lines, under_launcher=under, advice=advice)
+
+
+# What an undecided answer's evidence says of the run's own progress lines (knowledge/run_numbers.py `progress_seen`)
+PROGRESS_KEYS = ("progress", "loss", "throughput", "would decide")
+WOULD_DECIDE = ("whether the run failed: its end (the last lines, the exit status); whether its numbers are what they should "
+                "be (a loss, an accuracy, a speed the thread expects): the same numbers from a reference run of the same "
+                "configuration at the same step, or an evaluation of its checkpoint against a known-good one")
+
+
+def progress_shown(d: Diagnosis) -> dict:
+    """The run's progress as its own lines show it (lines that log a loss): how many and the last of them, the loss first
+    -> last, the speed the last one prints, and what would decide a question about its numbers; {} where it prints none."""
+    seen = progress_seen(d.progress)
+    if seen is None:
+        return {}
+    out = {"progress": f"{seen.count} progress lines that log a loss, the last at line {seen.last[0]}: {seen.last[1]}"}
+    if seen.loss:
+        out["loss"] = seen.loss
+    if seen.throughput:
+        out["throughput"] = seen.throughput
+    out["would decide"] = WOULD_DECIDE
+    return out
 
 
 # what the input's last lines show, by BuildCut.what
@@ -424,7 +465,7 @@ def undecided_case(answer: Finding) -> str:
         return "snapshot"
     if "lines that speak of an error" in keys and "ended" not in keys:
         return "mentions"
-    return "log" if keys <= {"lines", "launcher"} and answer.title.startswith("no failure in these") else "other"
+    return "log" if keys <= {"lines", "launcher", *PROGRESS_KEYS} and answer.title.startswith("no failure in these") else "other"
 
 
 READ_ERRORS = (OSError, EOFError, ValueError)
