@@ -69,7 +69,7 @@ def test_a_slice_of_known_kinds_read_at_once_keeps_what_line_by_line_keeps(monke
 
 
 def state(progress: Progress) -> tuple:
-    return (progress.lines, {k: list(v.last) for k, v in progress.kinds.items()}, progress.plain, list(progress.fallbacks),
+    return (progress.lines, {k: (list(v.last), v.count) for k, v in progress.kinds.items()}, progress.plain, list(progress.fallbacks),
             list(progress.stages), list(progress.ends), progress.raised, progress.exception_at)
 
 

@@ -281,6 +281,7 @@ class Progress(WholeLines):
                 present.discard(key)
         if len(present) > FAST_SEEN:
             return False
+        long_keys = any(len(k) > KIND_CHARS for k in present)
         present = {k[:KIND_CHARS] for k in present}
         if len(present) > FAST_KINDS or any(k not in self.kinds and k not in self.plain for k in present):
             return False
@@ -300,6 +301,12 @@ class Progress(WholeLines):
             stop = start - 1
         else:
             return False  # (a kind seldom in the block: read slice by slice)
+        if found:  # each kind's lines counted (run_numbers reads "on every line" from them): one C-level pass each
+            every = block[begin:end].lower().translate(None, KIND_OUT).split(b"\n")
+            if long_keys:
+                every = [k[:KIND_CHARS] for k in every]
+            for key in found:
+                self.kinds[key].count += every.count(key)
         for key, last in found.items():
             self.kinds[key].last.extend(reversed(last))
         self.lines += total
