@@ -166,21 +166,17 @@ class TestDataParallelCheckCut:
         assert "dataparallel-module-not-on-first-device" not in found(text)
 
 
-class TestCommunicatorAborted:
-    def test_sibling_torch_1_5s_words(self):
-        # karfly/learnable-triangulation-pytorch#81 (heldout7): torch 1.5-1.6 said it without the rank
-        text = ('  File "/home/u/.pyenv/versions/vol/lib/python3.6/site-packages/torch/autograd/__init__.py", line 100, in backward\n'
-                "    allow_unreachable=True)  # allow_unreachable flag\n"
-                "RuntimeError: NCCL communicator was aborted.\n")
-        f = found(text)["nccl-comm-aborted"]
-        assert f.evidence["role"] == "consequence"
-        assert "Original reason" in f.fix
-        # and since torch 1.7, with the rank and the original reason (PeterGriffinJin/Search-R1#170): the same verdict, its rank
-        text = ("RuntimeError: NCCL communicator was aborted on rank 0. Original reason for failure was: [Rank 0] Watchdog caught "
-                "collective operation timeout: WorkNCCL(SeqNum=5, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1800356 milliseconds before timing out.\n")
-        assert found(text)["nccl-comm-aborted"].evidence.get("rank") == "0"
 
-    def test_control_ncclx_abort_done(self):
-        # NCCL's own info line at a communicator's abort in a run that ends (destroy_process_group at the end of training)
-        text = TRAINED + "node1:1234:1290 [0] NCCL INFO comm 0x55d1c2a0 rank 0 nranks 2 cudaDev 0 busId 1000 - Abort COMPLETE\n"
-        assert errors(text) == []
+class TestLauncherFrames:
+    def test_sibling_the_launchers_raise(self):
+        # huggingface/accelerate (kohya-1220, dev6): simple_launcher's CalledProcessError, cut; torchrun's agent raising
+        # ChildFailedError (firefly-221, dev6)
+        f = head(case("dev6", "kohya-1220-rich-calledprocesserror-only"))
+        assert f.id == "unrecognised-failure" and "not the failure itself: accelerate launch's own frames" in f.title
+        f = head(case("dev6", "firefly-221-qwen15-14b-qlora-rank1-exitcode1"))
+        assert "raising ChildFailedError" in f.title and "not the failure itself" in f.title
+
+    def test_control_the_launchers_own_failure(self):
+        # huggingface/accelerate#1923 (dev): accelerate launch failing to read its config file is its own failure, no wrapper
+        f = head(case("dev", "accelerate-1923-launch-load-config"))
+        assert f.id == "unrecognised-failure" and "not the failure itself" not in f.title

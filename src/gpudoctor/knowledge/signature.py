@@ -38,7 +38,7 @@ def signature(what: str, message: str) -> str:
 def phrase(sig_message: str) -> str:
     """The longest stretch of a signature's message without a hole, at most MAX_WORDS words."""
     runs = [" ".join(r.split()) for r in HOLES.split(sig_message)]
-    runs = [r.strip(" ,.:;'\"()[]{}!?=-") for r in runs]
+    runs = [r.strip(" ,.:;'\"()[]{}!?=-，。；：") for r in runs]  # (and a paste's full-width punctuation)
     best = max(runs, key=lambda r: len(r.split()), default="")
     return " ".join(best.split()[:MAX_WORDS])
 

@@ -75,13 +75,14 @@ WRAPPED = {
 }
 SIGNAL = re.compile(r"\((SIG[A-Z]+)\)")
 CRASH_SIGNALS = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL")
-# A traceback cut in a launcher's own frames: the launcher raising because what it started failed
+# A traceback cut in a launcher's own frames: the launcher raising because what it started failed (the words its raising
+# line or its function must hold, where the launcher's other frames raise for other reasons: accelerate's simple_launcher,
+# multi_gpu_launcher and deepspeed_launcher run the script, its _validate_launch_command reads a config; torchrun's agent
+# raises ChildFailedError for a worker, but a rendezvous error of its own too: its other frames are AGENT_STEP's to tell)
 LAUNCHER_FRAMES = (
     (re.compile(r"torch/distributed/launcher/api\.py$"), "ChildFailedError",
      "torchrun's elastic agent raising ChildFailedError: a worker failed, and that worker's own error decides the cause"),
-    (AGENT_FRAME, "", "torchrun's own frames, not a rank's: the exception line says which (a worker failed: its own error decides the "
-                      "cause; a rendezvous error: another node's torchrun output)"),
-    (re.compile(r"accelerate/commands/launch\.py$"), "",
+    (re.compile(r"accelerate/commands/launch\.py$"), "_launcher",
      "accelerate launch's own frames: the process it started failed, and that process's own error (printed above, in the same "
      "console) decides the cause"),
     (re.compile(r"deepspeed/launcher/(?:runner|launch)\.py$"), "",
@@ -107,7 +108,7 @@ def wrapped(sign: Optional[Sign], lead: Optional[int] = None) -> str:
     if not said and sign.kind == "exception" and sign.cut and (last := sign.raised_in()) is not None:
         path = last.path.replace("\\", "/")
         said = next((words for where, raised, words in LAUNCHER_FRAMES
-                     if where.search(path) and (not raised or raised in last.code)), "")
+                     if where.search(path) and (not raised or raised in last.code or raised in last.func)), "")
     if not said:
         return ""
     where = (f"line {lead} speaks of an error: read it first" if lead is not None else

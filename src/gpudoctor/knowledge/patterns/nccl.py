@@ -406,17 +406,14 @@ PATTERNS = [
         CONSEQUENCE,
         E,
         "the NCCL communicator was aborted after an earlier failure",
-        # (torch 1.5-1.6 said it without the rank: "RuntimeError: NCCL communicator was aborted.")
-        r"NCCL communicator was aborted(?: on rank (?P<rank>\d+)|\.?\s*$)",
+        r"NCCL communicator was aborted on rank (?P<rank>\d+)",
         ("communicator was aborted",),
         why="""torch aborts a communicator when a collective on it failed or timed out; every later use of it
         raises this. The 'Original reason for failure' that follows, or an earlier error, is the cause.""",
         fix="read the 'Original reason for failure' part of the message and the first error before it",
         examples=[
             ("RuntimeError: NCCL communicator was aborted on rank 0. Original reason for failure was: [Rank 0] Watchdog caught collective operation timeout", "PeterGriffinJin/Search-R1#170"),
-            ("RuntimeError: NCCL communicator was aborted.", "karfly/learnable-triangulation-pytorch#81 (torch 1.5)"),
         ],
-        not_examples=["if the NCCL communicator was aborted by another thread, the call returns ncclInvalidUsage"],
         after=("*",),
         fields=groups,
     ),
