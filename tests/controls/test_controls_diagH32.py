@@ -102,7 +102,13 @@ class TestWrapperHeadlines:
         # microsoft/DeepSpeed#4000 (dev): only the launcher's sigkill_handler
         f = head(case("dev", "deepspeed-4000-chatglm2-killing-subprocess"))
         assert f.id == "unrecognised-failure"
-        assert "not the failure itself" in f.title and "own error decides" in f.title and "not in this log" in f.title
+        assert "not the failure itself" in f.title and "own error decides" in f.title
+
+    def test_control_no_absence_claimed(self):
+        # kubeflow/kubeflow#4939 (heldout23): sudo's own words above kubectl's exit line, in no words read as an error: the
+        # headline says what decides, never that the log lacks it
+        f = head(case("heldout23", "kubeflow-4939-jovyan-sudo-nvidia-smi"))
+        assert "not the failure itself" in f.title and "not in this log" not in f.title
 
     def test_sibling_hydra(self):
         # verl-project/verl#108 (dev): Hydra's report, cut after its overrides

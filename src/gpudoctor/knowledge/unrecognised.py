@@ -95,7 +95,7 @@ LAUNCHER_FRAMES = (
 def wrapped(sign: Optional[Sign], lead: Optional[int] = None) -> str:
     """For a sign that only reports that a process failed (WRAPPED), or a traceback cut in a launcher's own frames
     (LAUNCHER_FRAMES): the headline's words that it is not the failure and what decides the cause, with the line to read
-    first (`lead`) or that this log does not hold it; '' for any other sign."""
+    first (`lead`) where one is; '' for any other sign."""
     if sign is None:
         return ""
     said = WRAPPED.get(sign.kind, "")
@@ -111,9 +111,11 @@ def wrapped(sign: Optional[Sign], lead: Optional[int] = None) -> str:
                      if where.search(path) and (not raised or raised in last.code or raised in last.func)), "")
     if not said:
         return ""
-    where = (f"line {lead} speaks of an error: read it first" if lead is not None else
-             "not in this log: rerun with HYDRA_FULL_ERROR=1" if sign.kind == "hydra" else "not in this log")
-    return f"not the failure itself: {said} ({where})"
+    # (no claim that the log lacks it where no line is read as its lead: a process's own words may be in no words gpudoctor reads,
+    # kubeflow/kubeflow#4939's sudo line above kubectl's "command terminated with exit code 1")
+    where = (f" (line {lead} speaks of an error: read it first)" if lead is not None else
+             " (HYDRA_FULL_ERROR=1 prints it with its traceback)" if sign.kind == "hydra" else "")
+    return f"not the failure itself: {said}{where}"
 
 
 # An error about an API's shape (an attribute or an argument an object lacks): the class rule that
