@@ -15,15 +15,19 @@ URL = re.compile(r"https?://\S+")
 ADDRESS = re.compile(r"\b(?:\d{1,3}\.){3}\d{1,3}(?::\d+)?\b|\[[0-9a-fA-F:]{3,}\](?::\d+)?|\b0x[0-9a-fA-F]+\b")
 HEX_ID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{8,}\b")
 PATH = re.compile(r"(?<![\w<])(?:[A-Za-z]:)?(?:[\\/]|\.{1,2}[\\/]|~[\\/])?(?:[\w.\-~]+[\\/])+[\w.\-]*|(?<![\w<])[\\/][\w.\-]+")
+# A list, a set or a tuple of two or more quoted names, as Python prints one in a message (peft's "Target modules {'q_proj',
+# 'v_proj'} not found in the base model", a subprocess's command): the names differ between runs, the words around them do not
+NAMES = re.compile(r"""[\[{(]\s*(?:'[^'\n]{0,200}'|"[^"\n]{0,200}")(?:\s*,\s*(?:'[^'\n]{0,200}'|"[^"\n]{0,200}"))+\s*,?\s*[\]})]""")
 NUMBER = re.compile(r"(?<![\w.])[-+]?\d+(?:\.\d+)*(?:e[-+]?\d+)?(?:[KMGT]i?B|[mu]?s|%)?(?!\w)")
-HOLES = re.compile(r"<(?:n|path|addr|id|url)>")
+HOLES = re.compile(r"<(?:n|path|addr|id|url|names)>")
 MAX_WORDS = 12
 
 
 def signature(what: str, message: str) -> str:
-    """'RuntimeError: CUDA out of memory. Tried to allocate <n> MiB (GPU <n>; …)'."""
+    """'RuntimeError: CUDA out of memory. Tried to allocate <n> MiB (GPU <n>; …)'; a list of quoted names is `<names>`."""
     text = " ".join(message.split())
     text = URL.sub("<url>", text)
+    text = NAMES.sub("<names>", text)
     text = ADDRESS.sub("<addr>", text)
     text = HEX_ID.sub("<id>", text)
     text = PATH.sub("<path>", text)
@@ -34,7 +38,7 @@ def signature(what: str, message: str) -> str:
 def phrase(sig_message: str) -> str:
     """The longest stretch of a signature's message without a hole, at most MAX_WORDS words."""
     runs = [" ".join(r.split()) for r in HOLES.split(sig_message)]
-    runs = [r.strip(" ,.:;'\"()[]{}!?=-") for r in runs]
+    runs = [r.strip(" ,.:;'\"()[]{}!?=-，。；：") for r in runs]  # (and a paste's full-width punctuation)
     best = max(runs, key=lambda r: len(r.split()), default="")
     return " ".join(best.split()[:MAX_WORDS])
 

@@ -174,6 +174,17 @@ RAY_WRAPPER = re.compile(r"^(?:ray\.exceptions\.)?Ray\w*Error\((?P<inner>\w+)\)$
 # torch's C++ backtrace line: "frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x14d (0x78ee7c02261d in /x/libtorch_cuda.so)"
 CPP_FRAME = re.compile(r"^frame #\d+: (?:.+ \+ 0x[0-9a-f]+ \(0x[0-9a-f]+ in |<unknown function> \+ 0x)")
 CPP_FRAMES_SPAN = 80  # lines one C++ backtrace takes at most
+# torch's NCCL watchdog in a C++ backtrace's frames: the thread that re-raises a collective's error, and the check in it that
+# raised. Where a paste cut the message above `frame #0`, the frames still say whose exception it was: the error check
+# (WorkNCCL::checkAndSetException, checkForNCCLErrorsInternal) raises an NCCL error a communicator reported (a peer that
+# exited, a network error: "remote process exited or there was a network error", ncclSystemError), the timeout check
+# (WorkNCCL::checkTimeout, the timeout pattern's to read) the collective timeout (issue 35, diagH32)
+WATCHDOG_FRAME = re.compile(r"c10d::ProcessGroupNCCL::(?:WorkNCCL::)?(?P<check>checkForNCCLErrorsInternal|checkAndSetException|watchdogHandler|ncclCommWatchdog|workCleanupLoop)\(")
+WATCHDOG_ERROR_CHECK = ("checkForNCCLErrorsInternal", "checkAndSetException")
+WATCHDOG_FRAMES = ("a C++ backtrace of torch's NCCL watchdog thread (ncclCommWatchdog: it re-raises the error a collective met; that "
+                   "error's message, above `frame #0`, is not in the log)")
+WATCHDOG_ERROR_FRAMES = ("an NCCL error the NCCL watchdog's error check found (its C++ backtrace: WorkNCCL::checkAndSetException, "
+                         "not the timeout check; the error's message, above `frame #0`, is not in the log)")
 # Native backtraces in the other shapes they reach these logs, a process's stack printed as it died (no
 # message of its own left in a paste that starts inside it): glibc's backtrace_symbols as Open MPI's
 # and libc's fatal-signal handlers print it ("[host:3070] [ 7] /x/libcaffe2_gpu.so(_ZN2at...+0xbab)[0x7f4849b4c0fb]",
@@ -461,6 +472,17 @@ def as_written(raw: str, text: str) -> str:
     return whole
 
 
+def watchdog_frames(sign: Sign, check: str) -> None:
+    """A C++ backtrace without its message (`cppframes`) whose frames name torch's NCCL watchdog: told as the watchdog's, and as
+    its error check's where they name it (WATCHDOG_FRAME)."""
+    if sign.kind != "cppframes":
+        return  # a report with its own message (terminate called, what(): ...): the message says what
+    if check in WATCHDOG_ERROR_CHECK:
+        sign.what = WATCHDOG_ERROR_FRAMES
+    elif sign.what == KIND["cppframes"]:
+        sign.what = WATCHDOG_FRAMES
+
+
 class Signs:
     """Feed it the stripped candidate lines (`see`); it keeps the first signs of failure."""
 
@@ -624,9 +646,16 @@ class Signs:
         if kind in ("bare", "ipython"):
             kind, msg = "exception", self.spawn_rank(msg)
         elif kind == "c10" and value == "ncclCommWatchdog":
+            if (frames := self.frames_above(msg.rank, line)) is not None:
+                # the watchdog's rethrow under a backtrace whose message the paste cut (pytorch/pytorch#123678): one report, its
+                # frames told as the watchdog's
+                watchdog_frames(frames, value)
+                return
             kind, what = "c10watchdog", KIND["c10watchdog"]  # it re-raises a collective's error: that error is the failure
         elif kind == "c10":
-            what = f"C++ exception raised from {value}" + (" (the NCCL watchdog: a collective timed out)" if value == "checkTimeout" else "")
+            what = f"C++ exception raised from {value}" + (" (the NCCL watchdog: a collective timed out)" if value == "checkTimeout" else
+                                                           " (the NCCL watchdog's error check: an NCCL error a communicator reported)"
+                                                           if value in WATCHDOG_ERROR_CHECK else "")
         elif kind == "caught":
             what = f"signal {m.group('caughtnum')} ({value})"
         elif kind == "assertion":
@@ -683,11 +712,22 @@ class Signs:
         if "Warning" in msg.text or "c10::warn" in msg.text:
             self.warned_frames_at[msg.rank] = line
             return
+        watchdog = WATCHDOG_FRAME.search(msg.text) if "ProcessGroupNCCL::" in msg.text else None
         near = [s for s in self.signs if s.kind in CPP_REPORT + ("cppframes",) and s.where.rank == msg.rank and 0 <= line - s.line <= CPP_FRAMES_SPAN]
         far = -10 * CPP_FRAMES_SPAN
         if near or any(0 <= line - seen.get(msg.rank, far) <= CPP_FRAMES_SPAN for seen in (self.warned_frames_at, self.explained_at)):
+            if watchdog is not None:
+                for frames in near:
+                    watchdog_frames(frames, watchdog.group("check"))  # (a backtrace with no message of its own: its frames say whose)
             return  # part of a C++ report already read or explained, or of a warning's backtrace
-        self.add(Sign("cppframes", KIND["cppframes"], msg.text[:300], line, source, msg, time_of(raw), text=msg.text))
+        sign = Sign("cppframes", KIND["cppframes"], msg.text[:300], line, source, msg, time_of(raw), text=msg.text)
+        if watchdog is not None:
+            watchdog_frames(sign, watchdog.group("check"))
+        self.add(sign)
+
+    def frames_above(self, rank: Optional[int], line: int) -> Optional[Sign]:
+        """The C++ backtrace without a message just above `line` (the same rank's), if one is."""
+        return next((s for s in reversed(self.signs) if s.kind == "cppframes" and s.where.rank == rank and 0 <= line - s.line <= CPP_FRAMES_SPAN), None)
 
     def native_frames(self, msg: LogLine, raw: str, line: int, source: str) -> None:
         """A native stack's frame (NATIVE_FRAME): a process died in native code; told once per stack, and

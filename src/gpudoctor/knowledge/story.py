@@ -78,6 +78,7 @@ from gpudoctor.knowledge.title_said import names_change, title_label
 from gpudoctor.knowledge.unrecognised import (
     API_SHAPE,
     UNRECOGNISED,
+    wrapped,
     class_step,
     class_why,
     message_class,
@@ -1635,17 +1636,27 @@ class Diagnosis:
             fix = with_what_it_says(next_step(sign, exception, message, self.traceback_before(seen), self.launcher), said)
             if sign is not None and getattr(sign, "cut", False) and PLATFORM_NOTE in self.seen:
                 fix += no_nccl_here(self.seen[PLATFORM_NOTE].first.line)  # a cut traceback of a launch on Windows or macOS
+            read_first: Optional[int] = None
             if sign is not None and sign.kind in ONLY_EXITED and (earlier := self.spoken_before(sign.line)):
                 # a launcher's or a job runner's report that a process failed, with the process's own words above it:
                 # shown, never "the failing rank's own output is not here"
                 ev["lines that speak of an error"] = [f"line {n}: {text}" for n, text in earlier]
                 fix = lead_step(earlier[0][0]) + ALSO_EVERY_RANK
+                read_first = earlier[0][0]
             elif sign is not None and sign.kind in POD_REPORTS and (own := self.spoken_after(sign.line) or self.spoken_before(sign.line)):
                 # a pod's failing status or event, with the pod's own output pasted after it (kubectl logs) or before it: the
                 # error line there is the pod's own words for why it fails (dcgm-exporter's level=fatal under its CrashLoopBackOff)
                 ev["lines that speak of an error"] = [f"line {n}: {text}" for n, text in own]
                 fix = (f"read line {own[0][0]} first (and the others listed): beside the pod's status, output that speaks of an "
                        f"error, most often the failing pod's own words for why it fails; then {fix}")
+                read_first = own[0][0]
+            elif sign is not None and sign.kind == "exception" and sign.cut and (earlier := self.spoken_before(sign.line)):
+                read_first = earlier[0][0]  # (a launcher's own traceback, cut: the process's words above it are the lead, `wrapped`)
+            if (wraps := wrapped(sign, read_first)):
+                # a report that only wraps the failure (a launcher's, Hydra's, a pod's status, an exit status; a launcher's own
+                # frames): the headline says so and what decides the cause (issue 35, item 4)
+                title = f"{title} — {wraps}"
+                ev["wraps"] = True
             if sign is not None:
                 ev.update(sign_evidence(sign))
             ev.update(said)

@@ -20,7 +20,7 @@ from gpudoctor.knowledge.patterns import ALL, BY_ID, classes9, classes12a, class
 from gpudoctor.knowledge.relays import relay_in
 from gpudoctor.knowledge.remedy import Remedy, remedy_in, remedy_step
 from gpudoctor.knowledge.signature import frame_search_url, search_url, signature
-from gpudoctor.knowledge.signs import KIND, Frame, Sign
+from gpudoctor.knowledge.signs import KIND, WATCHDOG_ERROR_FRAMES, Frame, Sign
 
 # Not in the registry (no line matches it): `Diagnosis` makes it from the signs of failure.
 UNRECOGNISED = Pattern(
@@ -52,6 +52,72 @@ AGENT_STEP = ("; these frames are torchrun's own (its elastic agent), not a rank
               "used up --max-restarts or was stopped), RendezvousTimeoutError when not every node joined in time (a host name "
               "or --rdzv-endpoint another node cannot reach), or a lost c10d store (the node that hosted it went away); the "
               "full exception line says which, the other nodes' torchrun output says why")
+# torch's NCCL watchdog re-raises the error a collective met: the lines above its backtrace name that error, and decide
+WATCHDOG_STEP = ("the NCCL watchdog re-raises the error a collective met, and the lines above its backtrace name it (`Process group "
+                 "watchdog thread terminated with exception: ...`, `what(): ...`): `Watchdog caught collective operation timeout` "
+                 "(a collective timed out: find the rank that never reached it; TORCH_NCCL_TRACE_BUFFER_SIZE=2000 dumps every rank's "
+                 "last collectives), `NCCL error ... remote process exited or there was a network error` (a peer that died first, or "
+                 "the network: NCCL_DEBUG=INFO names the peer), `CUDA error: ...` (that error is the cause: CUDA_LAUNCH_BLOCKING=1 "
+                 "finds the kernel); paste those lines, or the same rank's whole output")
+WATCHDOG_ERROR_STEP = ("its frames are the watchdog's error check (WorkNCCL::checkAndSetException), which raises an NCCL error a "
+                       "communicator reported, not a timeout: ")
+
+# Signs that only report that a process failed (a launcher's, a job runner's, a cluster manager's): the failure is that
+# process's own error, and the headline says so and what decides it (issue 35, item 4; diagH32)
+WRAPPED = {
+    "dslaunch": "DeepSpeed's launcher stops every rank after one failed, and that rank's own error decides the cause",
+    "hydra": "Hydra reports that the job raised, and the exception Hydra prints under this line decides the cause",
+    **dict.fromkeys(("podstatus", "k8sreason", "k8sevent"), "Kubernetes reports that a container keeps failing, and the container's "
+                    "own output (kubectl logs POD --previous) decides the cause"),
+    **dict.fromkeys(("exit", "exitcode", "childfailed", "elastic", "elasticnofile", "mpirun", "srun_what"),
+                    "it reports that a process failed, and that process's own error decides the cause"),
+    "stopped": "launchers stop the other ranks so after one failed, and the first failing rank's own error decides the cause",
+}
+SIGNAL = re.compile(r"\((SIG[A-Z]+)\)")
+CRASH_SIGNALS = ("SIGSEGV", "SIGABRT", "SIGBUS", "SIGFPE", "SIGILL")
+# A traceback cut in a launcher's own frames: the launcher raising because what it started failed (the words its raising
+# line or its function must hold, where the launcher's other frames raise for other reasons: accelerate's simple_launcher,
+# multi_gpu_launcher and deepspeed_launcher run the script, its _validate_launch_command reads a config; torchrun's agent
+# raises ChildFailedError for a worker, but a rendezvous error of its own too: its other frames are AGENT_STEP's to tell)
+LAUNCHER_FRAMES = (
+    (re.compile(r"torch/distributed/launcher/api\.py$"), "ChildFailedError",
+     "torchrun's elastic agent raising ChildFailedError: a worker failed, and that worker's own error decides the cause"),
+    (re.compile(r"accelerate/commands/launch\.py$"), "_launcher",
+     "accelerate launch's own frames: the process it started failed, and that process's own error (printed above, in the same "
+     "console) decides the cause"),
+    (re.compile(r"deepspeed/launcher/(?:runner|launch)\.py$"), "",
+     "DeepSpeed's launcher's own frames: a rank failed, and that rank's own error decides the cause"),
+    (re.compile(r"(?:distutils|setuptools(?:/_distutils)?)/(?:dist|core)\.py$"), "",
+     "a package build's frames (setuptools running a build command): the compiler's or the build command's own error decides the cause"),
+)
+
+
+def wrapped(sign: Optional[Sign], lead: Optional[int] = None) -> str:
+    """For a sign that only reports that a process failed (WRAPPED), or a traceback cut in a launcher's own frames
+    (LAUNCHER_FRAMES): the headline's words that it is not the failure and what decides the cause, with the line to read
+    first (`lead`) where one is; '' for any other sign."""
+    if sign is None:
+        return ""
+    said = WRAPPED.get(sign.kind, "")
+    signal = SIGNAL.search(sign.what) if said and sign.kind != "stopped" else None
+    if signal is not None and signal.group(1) == "SIGKILL":
+        said = ("the process was killed (SIGKILL), and what killed it decides the cause (the host's OOM killer: dmesg -T; a "
+                "scheduler's memory or time limit: its record of the job)")
+    elif signal is not None and signal.group(1) in CRASH_SIGNALS:
+        said = f"the process crashed on {signal.group(1)}, and where it crashed decides the cause (PYTHONFAULTHANDLER=1 prints it)"
+    if not said and sign.kind == "exception" and sign.cut and (last := sign.raised_in()) is not None:
+        path = last.path.replace("\\", "/")
+        said = next((words for where, raised, words in LAUNCHER_FRAMES
+                     if where.search(path) and (not raised or raised in last.code or raised in last.func)), "")
+    if not said:
+        return ""
+    # (no claim that the log lacks it where no line is read as its lead: a process's own words may be in no words gpudoctor reads,
+    # kubeflow/kubeflow#4939's sudo line above kubectl's "command terminated with exit code 1")
+    where = (f" (line {lead} speaks of an error: read it first)" if lead is not None else
+             " (HYDRA_FULL_ERROR=1 prints it with its traceback)" if sign.kind == "hydra" else "")
+    return f"not the failure itself: {said}{where}"
+
+
 # An error about an API's shape (an attribute or an argument an object lacks): the class rule that
 # tells it when the traceback shows a library raised it; without a traceback it is only a likelihood.
 API_SHAPE = BY_ID["library-api-mismatch"].regex
@@ -313,6 +379,10 @@ def next_step(sign: Optional[Sign], exception: str = "", message: str = "", trac
         return where + extra + native_check_step(sign.message)
     if sign.kind == "c10" and CUDA.search(sign.what):
         return next_step_for("cudastatus")
+    if sign.kind == "cppframes" and "NCCL watchdog" in sign.what:
+        # a backtrace of the watchdog's, its message cut: what its frames say, and the lines that decide
+        return (f"line {sign.line} is a C++ backtrace of torch's NCCL watchdog whose message (the lines before `frame #0`) is not in "
+                "the log; " + (WATCHDOG_ERROR_STEP if sign.what == WATCHDOG_ERROR_FRAMES else "") + WATCHDOG_STEP)
     if sign.kind in CUT_HERE:
         shown = f"; the log shows {launcher}: {launcher_only.launcher_step(launcher)}" if launcher else ""
         return CUT_HERE[sign.kind].format(line=sign.line) + shown
@@ -579,7 +649,9 @@ def with_what_it_says(fix: str, said: dict) -> str:
 
 
 def next_step_for(kind: str) -> str:
-    if kind in ("terminate", "terminate_bare", "what", "c10", "c10watchdog"):
+    if kind == "c10watchdog":
+        return WATCHDOG_STEP
+    if kind in ("terminate", "terminate_bare", "what", "c10"):
         return "a C++ exception ended the process: rerun with TORCH_SHOW_CPP_STACKTRACES=1 for its C++ stack, and NCCL_DEBUG=INFO if it came from a collective"
     if kind in ("assertion", "devassert", "cuda", "cudastatus"):
         return ("rerun with CUDA_LAUNCH_BLOCKING=1 so the error is raised at the kernel that failed (an assertion on an index or a label "

@@ -516,6 +516,13 @@ process's original error: the answer names it through the relay (`RuntimeError i
 (its traceback is cut before the message)`) and says where it is read whole (`num_workers=0`, one GPU,
 `ray logs worker --pid N`, the spawned function called in one process). An original printed whole is read
 as any traceback is, and a pattern that knows it heads the answer.
+A line that only reports that another process failed (DeepSpeed's launcher's `sigkill_handler`, Hydra's
+`Error executing job with overrides`, a pod's `CrashLoopBackOff`, an exit status) and a traceback cut in a
+launcher's own frames (torchrun's agent, `accelerate launch`, a package build) are no failure of their own: the
+headline says so (`not the failure itself: ...`, evidence `wraps`), with what decides the cause and the line to read
+first where the log holds one. torch's NCCL watchdog's C++ backtrace without its message is named by its frames:
+its error check (`WorkNCCL::checkAndSetException`) raises an NCCL error a communicator reported, its timeout check
+the collective timeout (`nccl-watchdog-timeout`).
 For example:
 
 ```sh

@@ -33,7 +33,8 @@ PATTERNS = [
         CAUSE,
         E,
         "DataParallel: the model is not on device_ids[0] (the first GPU it was given)",
-        r"module must have its parameters and buffers on device (?P<expected>\S+) \(device_ids\[0\]\) but found one of them on device: (?P<found>\S+)"
+        # (the check's own words up to "(device_ids[0])" decide it where a paste cut the rest)
+        r"module must have its parameters and buffers on device (?P<expected>\S+) \(device_ids\[0\]\)(?: but found one of(?: them on device: (?P<found>\S+))?)?"
         # torch up to 1.0 checked nothing and failed in the broadcast that copies the model to the GPUs (nn/parallel/_functions.py)
         r"|Broadcast function not implemented for (?P<cpu>CPU) tensors",
         ("(device_ids[0])", "Broadcast function not implemented"),

@@ -10,8 +10,15 @@ E, W, I = Severity.ERROR, Severity.WARN, Severity.INFO
 WORK = re.compile(r"(\w+(?:\(\w+\))?)=([^,)]+)")  # SeqNum=5, Timeout(ms)=600000
 
 
+# the watchdog's message, whose start a cut line must be
+CAUGHT = "collective operation timeout"
+
+
 def work_fields(m, _context):
-    """WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, ...) -> its fields."""
+    """WorkNCCL(SeqNum=5, OpType=ALLREDUCE, NumelIn=1, ...) -> its fields; None for a cut line whose words are not
+    the start of the timeout's message."""
+    if m.group("cut") is not None:
+        return {"cut": True} if CAUGHT.startswith(m.group("cut")) else None
     out = {k: v.strip() for k, v in WORK.findall(m.group("work") or "")}
     if m.group("ran_ms"):
         out["ran_ms"] = m.group("ran_ms")
@@ -29,7 +36,10 @@ PATTERNS = [
         # a paste cut or wrapped after "timeout:" still names the failure without the work
         r"(?:Watchdog caught|\] Caught) collective operation timeout(?:(?: for work)?: (?P<work>Work\w+\((?:[^()]|\(\w+\))*\)?)(?: ran for (?P<ran_ms>\d+) milliseconds)?)?"
         # the watchdog's C++ backtrace names the timeout check when the message itself is cut (jpata/particleflow#390)
-        r"|^frame #\d+: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout\(",
+        r"|^frame #\d+: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout\("
+        # a paste cut inside the message's own words, from "collectiv" on: torch's watchdog writes "Watchdog caught
+        # collective" in this message alone (meta-llama/llama3#241); "Watchdog c" alone could be another of its lines
+        r"|\] Watchdog caught (?P<cut>collectiv[a-z ]{0,19}?)\s*$",
         ("Watchdog caught", "Caught collective operation timeout", "WorkNCCL::checkTimeout"),
         why="""The collective (OpType, SeqNum) did not finish within the process group timeout (10 min for NCCL
         by default). The ranks that report it were waiting; the culprit is a rank that crashed, hung before
@@ -46,8 +56,11 @@ PATTERNS = [
             ("[rank0]:[E321 02:07:08.408271257 ProcessGroupNCCL.cpp:607] [Rank 0] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1580, OpType=ALLREDUCE, NumelIn=466119168, NumelOut=466119168, Timeout(ms)=600000) ran for 600060 milliseconds before timing out.", "hiyouga/LlamaFactory#7396"),
             ("[E ProcessGroupNCCL.cpp:737] [Rank 1] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=469508, OpType=ALLREDUCE, Timeout(ms)=1800000) ran for 1802212 milliseconds before timing out.", "OFA-Sys/OFA#271"),
             ("frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, std::ratio<1l, 1000l> > >) + 0x1d2 (0x1554e9e0f8f2 in /x/lib/python3.11/site-packages/torch/lib/libtorch_cuda.so)", "jpata/particleflow#390 (the message cut, the backtrace kept)"),
+            ("[rank1]:[E ProcessGroupNCCL.cpp:563] [Rank 1] Watchdog caught collectiv", "meta-llama/llama3#241 (the paste cut inside the message)"),
         ],
-        not_examples=["frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c (0x1554e9e1871c in /x/libtorch_cuda.so)"],
+        not_examples=["frame #3: c10d::ProcessGroupNCCL::ncclCommWatchdog() + 0x10c (0x1554e9e1871c in /x/libtorch_cuda.so)",
+                      "[E ProcessGroupNCCL.cpp:587] [Rank 1] Watchdog c",  # ultralytics/yolov5#7481: too little of it to say which line
+                      "[Rank 0] Watchdog caught collective operation error: NCCL error"],
         after=("*",),
         fields=work_fields,
     ),
