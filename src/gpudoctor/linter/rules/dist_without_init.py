@@ -132,7 +132,14 @@ class DistWithoutInit(Rule):
     function the main block runs, through calls under no test and passed on nowhere (a launcher handed
     the function may start a group first), raises on every run: an error (lint heldout21 u086: `model =
     FSDP(model)` in run(), `if __name__ == "__main__": run()`); a warning where a test in its own function
-    decides whether it runs (`if self.num_gpus > 1:`, the count from the command line: lint heldout26c u020). The calls that build the wrapped model
+    decides whether it runs (`if self.num_gpus > 1:`, the count from the command line: lint heldout26c u020);
+    but an error where the script's own launch takes that test (`own_launch.takes`: the option's argparse
+    default, `--distributed` with `default=True`, or the launch line it documents passing the flag), and the
+    warning names the default where it does not (lint heldout30b u036: DDP under `args.distributed`,
+    `--distributed` defaulting to False, `init_process_group` imported and never called: it raises whenever the
+    flag is given). A getter of another module (`misc.get_rank()`, `utils.get_world_size()`, `is_main_process()`:
+    a name that starts `get_`, `is_` or `has_`) asks for a value and starts no group: it is not read as a
+    set-up that may have started one (u036's MAE helpers). The calls that build the wrapped model
     (`get_model().cuda()`) return the model and are not read as set-up; where another module's call
     whose name says nothing of set-up runs first, a warning that names it; a set-up-like one is believed.
     The same for a call that asks the group (`torch.distributed.barrier()`, `get_rank()`, a collective) in

