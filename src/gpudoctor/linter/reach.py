@@ -66,6 +66,7 @@ class Reach:
         self.reached: set[ast.AST] = set()
         self._todo: list[ast.AST] = []
         self._names = {name for _, name in file.defs}
+        self._said: dict[ast.AST, Unreached] = {}  # per outermost unreached definition (one walk each)
         self._run()
 
     def _run(self) -> None:
@@ -137,6 +138,9 @@ class Reach:
         if outermost is None:
             return None
         assert isinstance(outermost, DEFINITIONS)
+        known = self._said.get(outermost)
+        if known is not None:
+            return known
         inside = {id(n) for n in ast.walk(outermost)}
         callers: list[ast.AST] = []
         for n in ast.walk(file.tree):
@@ -150,7 +154,8 @@ class Reach:
                 callers.append(n)
         callers.sort(key=lambda n: (getattr(n, "lineno", 0), getattr(n, "col_offset", 0)))
         owners = tuple(_owner(file, c) for c in callers)
-        return Unreached(outermost, tuple(callers), owners)
+        found = self._said[outermost] = Unreached(outermost, tuple(callers), owners)
+        return found
 
 
 def _owner(file: FileModel, node: ast.AST) -> str:
