@@ -59,16 +59,15 @@ class UndefinedName(Rule):
     parser.parse_args()` line is missing, lint heldout16 u056), nor Python 2's builtins, `self`
     or `cls`, a bare name standing as the file's last statement (a line cut off; one with more lines
     after it is a stray expression that raises: lint heldout25c u041's `oss`), a read under a
-    test of constants only (`if True == 0:`), a read in a function nothing in
-    the file calls or passes on (or in a method of a class the file never names outside
-    its body: lint heldout22b u051; a class named only in its own body, `super(VAE2D,
-    self).__init__()`, is named nowhere else: lint heldout30 u005's VAE2D, whose `resnet18`
-    was never imported and never reached), or module-level code above the file's imports (a
-    piece pasted ahead of the program). A read in code that the file names only from code
-    the module's entry never reaches (`FileModel.unreached`: `evaluate()` called only by a
-    `legacy_train()` nothing calls) is a warning that says when it would fail: "it runs only
-    when `evaluate()` is called, and only `legacy_train()` (line 11) calls it, which nothing
-    this script runs reaches". An error where the line runs whenever its
+    test of constants only (`if True == 0:`), or module-level code above the file's imports (a
+    piece pasted ahead of the program). A read in code the module's entry never reaches
+    (`FileModel.unreached`) is a warning that says when it would fail: a method of a class the
+    file never names outside its body (lint heldout22b u051; a class named only in its own body,
+    `super(VAE2D, self).__init__()`: lint heldout30 u005's VAE2D, whose `resnet18` was never
+    imported), "it runs only when `VAE2D` is built, and nothing in this file builds it"; a
+    function named only by code that never runs, "it runs only when `evaluate()` is called, and
+    only `legacy_train()` (line 11) calls it, which nothing this script runs reaches". (In a file
+    whose entry is not known, a read in a function nothing in the file calls or passes on is not said.) An error where the line runs whenever its
     function does (or a rank test decides it: that rank raises); a warning where
     another test decides it (`if args.weighted_loss:`), naming it, also one joined to a rank test
     (`use_wandb = is_main and bool(cfg.wandb.get("enabled", False))`: lint heldout20 u059's `epoch`).
@@ -332,9 +331,6 @@ class UndefinedName(Rule):
         if any(not any(isinstance(n, (ast.Name, ast.Attribute, ast.Call)) for n in ast.walk(t)) for t in tests):
             return None  # `if True == 0:`: never runs
         unreached = file.unreached(read)
-        if unreached is not None and not unreached.callers:
-            return None  # a function or class nothing in the file names (not even through `super(Cls, self)` in
-            # its own body): not run by this program (lint heldout22b u051, heldout30 u005's VAE2D)
         func = file.function(read)
         while func is not None and file.reach is None:  # (a file whose entry is not known)
             if not file.entry_sites(func) and not self._method_of_used_class(file, func):
