@@ -251,6 +251,10 @@ def read_source(
             d = read
         elif d.severity == ERROR and not (rule.local_evidence or hit.local) and model.excerpt is not None:
             d = _on_excerpt(d, model.excerpt)
+        if d.severity == ERROR and hit.node is not None:
+            unreached = model.unreached(hit.node)
+            if unreached is not None:
+                d = _on_unreached(d, unreached.words)
         if {d.rule, ALL_RULES} & suppressed.get(d.line, frozenset()):
             continue
         if hit.query is not None:
@@ -387,6 +391,13 @@ def _on_excerpt(d: Diagnostic, evidence: str) -> Diagnostic:
     return replace(d, severity=WARNING,
                    message=f"{d.message} (the file reads as an excerpt: {evidence}; certain only if the "
                    "whole file shows the same)")
+
+
+def _on_unreached(d: Diagnostic, words: str) -> Diagnostic:
+    """An error at a line the module's entry never reaches (`FileModel.unreached`: a function or class nothing this
+    script runs calls or builds): the failure the rule saw is certain only when that code runs, so it is a warning
+    that says when (issue 41, item 2: an error only on the path the script runs)."""
+    return replace(d, severity=WARNING, message=f"{d.message} (not on the path this script runs: {words})")
 
 
 def _on_repaired(d: Diagnostic, repaired: Repair, keep: bool = False) -> Diagnostic | None:

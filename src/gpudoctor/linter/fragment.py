@@ -18,7 +18,10 @@ reads as an excerpt, or None for a file whole by its own evidence. Only what the
   definition's kind that nothing defines: `dataclass` unused and `GPTConfig(...)` defined nowhere
   (lint heldout28 u005, the extract left out the config and model classes), `argparse` unused and
   `parse_args()` defined nowhere (heldout28 u013), `Dataset` unused and
-  `UltraFineWebDataset(...)` defined nowhere (heldout27b u023). A whole file that calls a function
+  `UltraFineWebDataset(...)` defined nowhere (heldout27b u023);
+- a parser built only from `parents=[get_args_parser()]`, the builder defined nowhere and no argument added
+  anywhere in the file (heldout30b u032 and u034, extracts of the DeiT/MAE lineage's main_pretrain.py: every
+  option of the script was in the builder left out). A whole file that calls a function
   it forgot to define (`save_model(epoch)`, lint heldout9 u033) keeps its error: nothing pairs it.
 
 A file lint read repaired (cut off, indented) is handled apart (`engine._on_repaired`).
@@ -78,7 +81,30 @@ def _kind(name: str) -> set[str]:
 
 def excerpt_evidence(file: Source) -> str | None:
     """Why `file` reads as an excerpt of a longer program, or None (see the module's docstring)."""
-    return _elision(file) or _definitions_left_out(file)
+    return _elision(file) or _definitions_left_out(file) or _parent_parser_left_out(file)
+
+
+def _parent_parser_left_out(file: Source) -> str | None:
+    """An argparse parser built from `parents=[builder()]`, the builder defined nowhere and no argument added
+    anywhere in the file (lint heldout30b u032 and u034, extracts of the DeiT/MAE-lineage main_pretrain.py:
+    `argparse.ArgumentParser('VisionFM', parents=[get_args_parser()])`, every option of the script in the
+    builder the extract left out)."""
+    if "parents" not in file.text or ".add_argument(" in file.text:
+        return None
+    missing = None
+    for node in ast.walk(file.tree):
+        if type(node) is not ast.Call or getattr(node.func, "attr", getattr(node.func, "id", None)) != "ArgumentParser":
+            continue
+        parents = next((k.value for k in node.keywords if k.arg == "parents"), None)
+        if type(parents) not in (ast.List, ast.Tuple):
+            continue
+        for item in parents.elts:  # type: ignore[union-attr]
+            if type(item) is ast.Call and type(item.func) is ast.Name:
+                missing = missing if missing is not None else unbound(file.tree)
+                if item.func.id in missing:
+                    return (f"its parser is built from `parents=[{item.func.id}()]` (line {item.lineno}), which it never "
+                            "defines, and it adds no argument anywhere: the lines that define the options were left out")
+    return None
 
 
 # Cheap first test: a file with none of these holds no elision comment.

@@ -22,6 +22,7 @@ from functools import cached_property
 from typing import TypeGuard, TypeVar, overload
 
 from gpudoctor.linter.fragment import excerpt_evidence
+from gpudoctor.linter.reach import Reach, Unreached, is_program
 
 # Top-level modules that are libraries, not the project's own code: an import of one is not followed
 # into the project (linter/project.py), nor is a call into one taken for the project's function (idioms.py).
@@ -325,6 +326,19 @@ class FileModel:
         a definition import left unused beside a call of a definition it lacks), or None for a file
         whole by its own evidence: `fragment.excerpt_evidence`, the one fact every rule reads."""
         return excerpt_evidence(self)
+
+    @cached_property
+    def reach(self) -> Reach | None:
+        """The functions and classes the module's entry reaches (`reach.Reach`), or None where the file is no
+        program by its own evidence (a module of definitions: its importers are its entry)."""
+        return Reach(self) if is_program(self) else None
+
+    def unreached(self, node: ast.AST) -> Unreached | None:
+        """Where `node` stands in code the module's entry never reaches: the outermost such definition around it
+        and what names it (`reach.Unreached`, whose `words` say when the line would run); None where it is
+        reached, or the file's entry is not known. The one fact every rule reads for "does this line run"."""
+        reach = self.reach
+        return reach.unreached(node) if reach is not None else None
 
     def as_written_before(self, line: int) -> bool:
         """The lines above `line` are read as the file has them: it is valid Python,

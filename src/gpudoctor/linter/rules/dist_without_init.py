@@ -8,6 +8,7 @@ from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import DIST_INIT_HELPER, TORCH
 from gpudoctor.linter.model import DEFS, MAIN_TEST, FileModel, has_star_kwargs, keyword, terminal_name
+from gpudoctor.linter.own_launch import takes
 from gpudoctor.linter.ranks import TORCH_COLLECTIVES
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
 
@@ -30,6 +31,8 @@ GUARDS = {"is_initialized", "is_available"}
 CONTAINER_METHODS = frozenset({"keys", "values", "items", "get", "format", "join", "split", "copy", "lower", "upper"})
 # A project's own guard: `is_dist_avail_and_initialized()`, `dist_is_initialized()`.
 GUARD_HELPER = re.compile(r"initialized", re.IGNORECASE)
+# A helper's name that asks for a value (`get_rank`, `get_world_size`, `is_main_process`): it starts no group.
+QUERY = re.compile(r"^(?:get|is|has)_")
 # Words in a helper's name that say it may set a process (or a job) up.
 SETUP_WORD = re.compile(r"init|setup|set_up|dist|launch|ddp|parallel|env|start|prepare|config|world|rank|group|spawn"
                         r"|main|run|accelerat|deepspeed|horovod|hvd|cluster|slurm|mpi|comm|backend|device")
@@ -129,7 +132,14 @@ class DistWithoutInit(Rule):
     function the main block runs, through calls under no test and passed on nowhere (a launcher handed
     the function may start a group first), raises on every run: an error (lint heldout21 u086: `model =
     FSDP(model)` in run(), `if __name__ == "__main__": run()`); a warning where a test in its own function
-    decides whether it runs (`if self.num_gpus > 1:`, the count from the command line: lint heldout26c u020). The calls that build the wrapped model
+    decides whether it runs (`if self.num_gpus > 1:`, the count from the command line: lint heldout26c u020);
+    but an error where the script's own launch takes that test (`own_launch.takes`: the option's argparse
+    default, `--distributed` with `default=True`, or the launch line it documents passing the flag), and the
+    warning names the default where it does not (lint heldout30b u036: DDP under `args.distributed`,
+    `--distributed` defaulting to False, `init_process_group` imported and never called: it raises whenever the
+    flag is given). A getter of another module (`misc.get_rank()`, `utils.get_world_size()`, `is_main_process()`:
+    a name that starts `get_`, `is_` or `has_`) asks for a value and starts no group: it is not read as a
+    set-up that may have started one (u036's MAE helpers). The calls that build the wrapped model
     (`get_model().cuda()`) return the model and are not read as set-up; where another module's call
     whose name says nothing of set-up runs first, a warning that names it; a set-up-like one is believed.
     The same for a call that asks the group (`torch.distributed.barrier()`, `get_rank()`, a collective) in
@@ -547,16 +557,24 @@ class DistWithoutInit(Rule):
             # Trainer's TrainingArguments starts it under torchrun (the mature-repository control: a SageMaker FSDP
             # run_clm.py's final barrier after trainer.train())
             return None
-        if not may and test is not None:
-            return Hit(use, severity=WARNING, message=f"{said}, under `{ast.unparse(test)[:60]}` (line {test.lineno}): "
-                       "wherever that holds it raises 'Default process group has not been initialized'")
+        # the script's own launch may decide that test: an option's default, the launch line it documents
+        # (`--distributed` with default=True takes the branch on every run; default False: whenever it is given,
+        # lint heldout30b u036)
+        launch = takes(file, test) if test is not None else None
+        taken = test is None or (launch is not None and launch.taken is True)
+        how = "" if launch is None or not launch.why else (
+            f"; {launch.why}, so the launch the script is written for takes it" if launch.taken else f"; {launch.why}")
+        if not may and not taken and test is not None:
+            return Hit(use, severity=WARNING, message=f"{said}, under `{ast.unparse(test)[:60]}` (line {test.lineno})"
+                       f"{how}: wherever that holds it raises 'Default process group has not been initialized'")
         if not may:
-            return Hit(use, severity=ERROR, message=f"{said}, so it raises 'Default process group has not been "
+            where = "" if test is None else f", under `{ast.unparse(test)[:60]}` (line {test.lineno}){how}"
+            return Hit(use, severity=ERROR, message=f"{said}{where}, so it raises 'Default process group has not been "
                        "initialized' on every run")
         if not all(self._unfollowed(file, c) for c in may):
             return None  # a set-up-like call of another module (`setup_distributed()`) is believed
-        where = "" if test is None else f", under `{ast.unparse(test)[:60]}` (line {test.lineno})"
-        return Hit(use, severity=ERROR if test is None else WARNING,
+        where = "" if test is None else f", under `{ast.unparse(test)[:60]}` (line {test.lineno}){how}"
+        return Hit(use, severity=ERROR if taken else WARNING,
                    message=f"{said}{where}; `{ast.unparse(may[0].func)}(...)` (line {may[0].lineno}) "
                    "comes from another module and was not followed: unless it starts one, this raises 'Default "
                    "process group has not been initialized'")
@@ -768,6 +786,8 @@ class DistWithoutInit(Rule):
         qualname = file.qualname(call.func)
         if self._starts(call):
             return True
+        if QUERY.match(terminal_name(call.func)):
+            return False  # a getter asks, it starts nothing (MAE's `misc.get_rank()` before DDP: lint heldout30b u036)
         if qualname is not None:
             root = qualname.split(".", 1)[0]
             return root not in TORCH and root not in INERT_ROOTS and root not in sys.stdlib_module_names

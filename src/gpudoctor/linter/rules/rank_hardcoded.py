@@ -1,12 +1,22 @@
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 
 from gpudoctor.linter.idioms import (
     LOOPBACK, TORCH, env_writes, is_gpu_count, is_torch_spawn_program, local_rank_flags, port_pick, source)
 from gpudoctor.linter.model import MAIN_TEST, FileModel, Param, constant, keyword, terminal_name
+from gpudoctor.linter.own_launch import Taken, documented_launch, takes
 from gpudoctor.linter.rule import ERROR, WARNING, Hit, Rule
+
+
+# Words of a test that tells processes apart by hand (`if args.master:`, `if args.role == "server":`,
+# `if sys.argv[1] == ...`): a branch per rank, another init elsewhere.
+ROLE_WORDS = re.compile(r"rank|master|role|node|machine|server|client|worker|argv|host|primary|leader|main_proc",
+                        re.IGNORECASE)
+# The names of a list of devices (`cfg.devices`, `args.gpus`, `gpu_ids`).
+DEVICE_LIST = re.compile(r"^(?:devices|gpus|gpu_ids|device_ids|gpu_list|cuda_devices)$")
 
 
 class RankHardcoded(Rule):
@@ -24,9 +34,20 @@ class RankHardcoded(Rule):
     says one process per GPU, and with more than one GPU no launch completes it,
     since one process waits for ranks nothing starts and one per GPU all claim
     the same rank; issue 41's dev4 and heldout3 readers); a warning when it is
-    otherwise computed (`args.world_size`): with one process the job is right. A call under any other test
+    otherwise computed (`args.world_size`): with one process the job is right. `len(cfg.devices)` (a list of
+    devices, `gpus`, `gpu_ids`) counts devices as `device_count()` does. The launcher's own WORLD_SIZE
+    (`int(os.environ["WORLD_SIZE"])`, with a fallback of 1 where it is unset) in a file written for that
+    launcher (it takes `--local_rank`, reads LOCAL_RANK, or documents a torchrun / torch.distributed.launch
+    line) is an error: the launcher starts WORLD_SIZE processes and gives each its RANK, which the literal
+    overrides (lint heldout30 u016: `rank=0` at import beside `--local_rank`). A call under any other test
     (`if args.master: ... rank=0 ... else: ... rank=1`) is a hand-made
-    two-process program and is left alone, as are test files; but a test that
+    two-process program and is left alone, as are test files; but a test of the mode (`if args.distributed:`,
+    `if cfg.strategy == "ddp":`) is not a branch per rank where the call is the file's only init_process_group
+    and no test around it reads a rank, a role or the command line (`master`, `node`, `argv`), and the world
+    size is one process per device (or a literal above 1): every process that takes it claims the rank. A
+    warning that names the test; an error where the script's own launch takes it (`own_launch.takes`: the
+    option's argparse default, the launch line it documents). Lint heldout30b u041: solo-learn's ffcv loader,
+    `rank=0, world_size=len(cfg.devices)` under `cfg.strategy == "ddp"`, a config's value. And a test that
     the call's own world size is above 1 (`if self.world_size > 1:`, where the
     file has no other init_process_group) is one every process of a
     multi-process run passes, and decides the size: an error (issue 41's
@@ -144,7 +165,12 @@ class RankHardcoded(Rule):
                               "same rendezvous, and they train apart (or the second cannot bind its port); right "
                               "only when the file runs as one process")
                 continue
-            if rank is None or self._pinned(file, rank) is None or self._conditional(file, call, guard):
+            if rank is None or self._pinned(file, rank) is None:
+                continue
+            if self._conditional(file, call, guard):
+                hit = self._under_mode_test(file, call, rank, size_node, inits, guard)
+                if hit is not None:
+                    yield hit
                 continue
             if size_node is None:
                 continue  # WORLD_SIZE from the environment: one process there is a right job
@@ -206,6 +232,16 @@ class RankHardcoded(Rule):
                           "on a line every process runs: with more than one GPU no launch completes the "
                           f"rendezvous: started once, the process waits for ranks nothing starts; started once per "
                           f"GPU (torchrun, mp.spawn), every process claims rank {pinned}")
+            elif own is None and self._launcher_world(file, size_node) and self._written_for_launcher(file):
+                # WORLD_SIZE is what the launcher sets, and so is RANK, which this literal overrides: launched as the
+                # file is written to be (it takes the launcher's --local_rank or reads LOCAL_RANK), every process claims
+                # the same rank (lint heldout30 u016: rank=0 at import beside --local_rank, its reader an error)
+                launcher = self._written_for_launcher(file)
+                yield Hit(call, severity=ERROR,
+                          message=f"rank={pinned} with world_size=`{source(size_node, 50)}`, the launcher's WORLD_SIZE, in a "
+                          f"file written for that launcher ({launcher}): the launcher starts WORLD_SIZE processes and "
+                          f"gives each its RANK, which this literal overrides, so every process claims rank {pinned} and "
+                          "the rendezvous never completes (right only when it starts one process)")
             else:
                 origins = [o for o in file.origins(size_node) if isinstance(o, ast.AST)]
                 shown = source(origins[0]) if len(origins) == 1 else source(size_node)
@@ -213,6 +249,59 @@ class RankHardcoded(Rule):
                           message=f"rank={pinned} on a line every process runs, with world_size="
                           f"`{shown}`: when that is above 1 each process claims rank {pinned} "
                           "(or the one process waits for ranks nothing starts) and the rendezvous never completes")
+
+    def _under_mode_test(self, file: FileModel, call: ast.Call, rank: ast.expr, size: ast.expr | None,
+                         inits: list[ast.Call], guard: ast.expr | None) -> Hit | None:
+        """A literal rank under a test of the mode (`if args.distributed:`, `if cfg.strategy == "ddp":`), not a
+        branch per rank: the file's one init_process_group, no test reads a rank, a role or the command line's
+        words, and the world size is one process per device (or a literal above 1). Every process that takes the
+        branch claims that rank (lint heldout30b u041: solo-learn's ffcv loader under strategy 'ddp',
+        `rank=0, world_size=len(cfg.devices)`). An error where the script's own launch takes the test (its option's
+        default, the launch line it documents: `own_launch.takes`), a warning naming the test elsewhere."""
+        if size is None or len(inits) != 1:
+            return None
+        tests = [t for t in file.conditions(call) if t is not guard and MAIN_TEST not in ast.unparse(t)]
+        if not tests or any(file.is_rank_test(t) or ROLE_WORDS.search(ast.unparse(t)) for t in tests):
+            return None
+        test = tests[0]  # the innermost: the one the call stands under (the others choose a data format, a path)
+        pinned = self._pinned(file, rank)
+        sizes = {self._pinned(file, size)}
+        if not (self._gpu_count(file, size) or (None not in sizes and all(isinstance(n, int) and n > 1 for n in sizes))):
+            return None
+        launch = takes(file, test)
+        if launch.taken and not all(takes(file, t).taken for t in tests[1:]):
+            launch = Taken(None, launch.why)  # the launch takes this test, not every test around it
+        said = (f"rank={pinned} with world_size=`{source(size, 40)}` under `{source(test, 50)}` (line {test.lineno}), "
+                "the file's only init_process_group: a test of the mode, not a branch per rank, so every process that "
+                f"takes it claims rank {pinned} and, with more than one process, the rendezvous never completes")
+        if launch.taken:
+            return Hit(call, severity=ERROR, message=f"{said}; {launch.why}, so the launch the script is written for "
+                       "takes it")
+        return Hit(call, severity=WARNING, message=f"{said}" + (f" ({launch.why})" if launch.why else
+                                                                " (whether the launch takes it is the command line's "
+                                                                "or the config's)"))
+
+    @staticmethod
+    def _launcher_world(file: FileModel, size: ast.expr) -> bool:
+        """The world size is read from the launcher's WORLD_SIZE (`int(os.environ["WORLD_SIZE"])`, with a fallback
+        where it is unset), on every path the file shows."""
+        origins = [o for o in file.origins(size) if isinstance(o, ast.AST)] or [size]
+        reads = [any(constant(sub, str) == "WORLD_SIZE" for sub in ast.walk(o)) for o in origins]
+        # (the fallback where it is unset, `... if "WORLD_SIZE" in os.environ else 1`, is a world of one)
+        return any(reads) and all(r or constant(o, int) == 1 for r, o in zip(reads, origins))
+
+    @staticmethod
+    def _written_for_launcher(file: FileModel) -> str:
+        """How the file shows it is started by a launcher of several processes: the launcher's `--local_rank`
+        option, LOCAL_RANK read in its code, or the launch line it documents; "" where it shows none."""
+        flag = next((c for c in file.calls if local_rank_flags(file, c)), None)
+        if flag is not None:
+            return f"it takes --local_rank, line {flag.lineno}"
+        local = next((n for n in ast.walk(file.tree) if constant(n, str) == "LOCAL_RANK"), None)
+        if local is not None:
+            return f"it reads LOCAL_RANK, line {getattr(local, 'lineno', '?')}"
+        launch = documented_launch(file)
+        return f"its usage line {launch[0]} runs it under a launcher" if launch is not None else ""
 
     def _env_pins(self, file: FileModel) -> Iterator[Hit]:
         """`os.environ["RANK"] = "0"` with a literal WORLD_SIZE above 1, both
@@ -275,6 +364,10 @@ class RankHardcoded(Rule):
         """The world size is `torch.cuda.device_count()` on every path the file
         shows (a parameter's unseen callers or a name set elsewhere are not)."""
         origins = file.origins(size)
+        if type(size) is ast.Call and type(size.func) is ast.Name and size.func.id == "len" and len(size.args) == 1 \
+                and DEVICE_LIST.search(terminal_name(size.args[0]) if isinstance(size.args[0], (ast.Name, ast.Attribute))
+                                       else ""):
+            return True  # `len(cfg.devices)`, `len(args.gpus)`: one process per device listed (lint heldout30b u041)
         return bool(origins) and all(isinstance(o, ast.AST) for o in origins) and is_gpu_count(file, size)
 
     @staticmethod

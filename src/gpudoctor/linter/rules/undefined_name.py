@@ -59,10 +59,15 @@ class UndefinedName(Rule):
     parser.parse_args()` line is missing, lint heldout16 u056), nor Python 2's builtins, `self`
     or `cls`, a bare name standing as the file's last statement (a line cut off; one with more lines
     after it is a stray expression that raises: lint heldout25c u041's `oss`), a read under a
-    test of constants only (`if True == 0:`), a read in a function nothing in
-    the file calls or passes on (or in a method of a class the file never names outside
-    its body: lint heldout22b u051), or module-level code above the file's imports (a
-    piece pasted ahead of the program). An error where the line runs whenever its
+    test of constants only (`if True == 0:`), or module-level code above the file's imports (a
+    piece pasted ahead of the program). A read in code the module's entry never reaches
+    (`FileModel.unreached`) is a warning that says when it would fail: a method of a class the
+    file never names outside its body (lint heldout22b u051; a class named only in its own body,
+    `super(VAE2D, self).__init__()`: lint heldout30 u005's VAE2D, whose `resnet18` was never
+    imported), "it runs only when `VAE2D` is built, and nothing in this file builds it"; a
+    function named only by code that never runs, "it runs only when `evaluate()` is called, and
+    only `legacy_train()` (line 11) calls it, which nothing this script runs reaches". (In a file
+    whose entry is not known, a read in a function nothing in the file calls or passes on is not said.) An error where the line runs whenever its
     function does (or a rank test decides it: that rank raises); a warning where
     another test decides it (`if args.weighted_loss:`), naming it, also one joined to a rank test
     (`use_wandb = is_main and bool(cfg.wandb.get("enabled", False))`: lint heldout20 u059's `epoch`).
@@ -112,7 +117,9 @@ class UndefinedName(Rule):
     or an import only a definition reads, `dataclass`, `argparse`, `Dataset`, left unused beside a
     call of such a definition the file lacks: lint heldout28 u005's `GPT(GPTConfig(...))` with
     `from dataclasses import dataclass` unused, u013's `parse_args()` with `import argparse` unused,
-    both defined in the lines the extract left out) a function or class called and never defined
+    both defined in the lines the extract left out; or a parser built only from
+    `parents=[get_args_parser()]`, the builder defined nowhere and no argument added anywhere:
+    lint heldout30b u032 and u034, extracts of the DeiT/MAE lineage) a function or class called and never defined
     (or a class, CapWords, however read) is one the cut-out lines define: not said; a value read
     from nowhere is a warning that says the
     file reads as an excerpt (the engine's, for every rule whose errors rest on what the file lacks).
@@ -323,8 +330,9 @@ class UndefinedName(Rule):
         tests = [branch.test for branch, _ in arms(file, read)]
         if any(not any(isinstance(n, (ast.Name, ast.Attribute, ast.Call)) for n in ast.walk(t)) for t in tests):
             return None  # `if True == 0:`: never runs
+        unreached = file.unreached(read)
         func = file.function(read)
-        while func is not None:
+        while func is not None and file.reach is None:  # (a file whose entry is not known)
             if not file.entry_sites(func) and not self._method_of_used_class(file, func):
                 return None  # a function nothing here calls: not run by this program
             func = file.function(func)
@@ -334,6 +342,11 @@ class UndefinedName(Rule):
         handler = next((a for a in file.ancestors(read) if type(a) is ast.ExceptHandler), None)
         where = "NameError when this line runs"
         test: ast.expr | ast.ExceptHandler | None = deciding[0] if deciding else handler
+        if unreached is not None:
+            # named only by code the module's entry never reaches (`evaluate()`, called by a `legacy_train()` nothing
+            # calls): it fails when that runs, not when this script does
+            return Hit(read, severity=WARNING, fix=self._fix(read.id),
+                       message=f"`{read.id}` is neither defined nor imported in this file: {where}; {unreached.words}")
         if test is not None:
             said = f"`{ast.unparse(test)[:60]}`" if isinstance(test, ast.expr) else "an except block"
             return Hit(read, severity=WARNING, fix=self._fix(read.id),
