@@ -17,12 +17,36 @@ a file that binds or calls by computed names (`globals()`, `eval`, `fire.Fire()`
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from gpudoctor.linter.model import FileModel
+Definition = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef
+
+
+class FileModel(Protocol):
+    """What reachability reads of a file (the linter's model.FileModel has all of it; typed here by what is read, so
+    that the model, which asks this module, and this module import no circle)."""
+
+    @property
+    def tree(self) -> ast.Module: ...
+
+    @property
+    def text(self) -> str: ...
+
+    @property
+    def defs(self) -> Mapping[tuple[ast.AST, str], list[Definition]]: ...
+
+    @property
+    def calls(self) -> list[ast.Call]: ...
+
+    def find_def(self, name: ast.Name) -> list[Definition]: ...
+
+    def method_class(self, node: ast.AST) -> ast.ClassDef | None: ...
+
+    def method(self, cls: ast.ClassDef, name: str, _depth: int = 0) -> ast.FunctionDef | ast.AsyncFunctionDef | None: ...
+
+    def ancestors(self, node: ast.AST) -> Iterator[ast.AST]: ...
 
 DEFS = (ast.FunctionDef, ast.AsyncFunctionDef)
 DEFINITIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
