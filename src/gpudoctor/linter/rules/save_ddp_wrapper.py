@@ -386,7 +386,7 @@ class SaveDdpWrapper(Rule):
                     message += (f" (read through `{source(through.func)}(...)` on line {through.lineno}, not defined in "
                                 f"this file, as the model it is given back: if it returns another, this may not hold)")
                 if resumed is not None:
-                    message += (f"; this file's resume path loads it back into the wrapper (line {resumed.lineno}), "
+                    message += (f"; this file loads it back into the wrapper (line {resumed.lineno}), "
                                 "which works, but the plain model (evaluation, export, a run without DDP) does not "
                                 "load it")
                 # at the call: a checkpoint dict spread over lines is one save (heldout9's resume scripts);
