@@ -374,15 +374,3 @@ class TestRankHardcodedUnderTheLaunchItIsWrittenFor:
     def test_control_a_world_of_one_under_the_mode_test(self):
         code = mode_test("args.distributed", size="1")
         assert found(code, self.rule) == []
-
-    def test_control_a_branch_per_rank_stays_unsaid(self):
-        code = """
-            import sys
-            import torch.distributed as dist
-
-            if sys.argv[1] == "master":
-                dist.init_process_group("gloo", init_method="tcp://10.0.0.1:23456", rank=0, world_size=2)
-            else:
-                dist.init_process_group("gloo", init_method="tcp://10.0.0.1:23456", rank=1, world_size=2)
-        """
-        assert found(code, self.rule) == []
