@@ -206,12 +206,20 @@ EPOCH_NUMBERS = re.compile(
     re.IGNORECASE,
 )
 SCHEDULE_AFTER = 12  # non-blank lines after the last epoch's line, at most
+COUNTED = re.compile(r"(?<![\d.:/-])(\d+)\s*/\s*(\d+)(?![\d.:/-])")  # any counter after it: the last one decides
 # A progress bar (tqdm's "desc: 100%|██████████| 50/50 [01:56<00:00,  2.32s/it]") that is the input's last output, at its
-# total, and never started again in the input's tail: the one loop the program ran reached its end (dev10's
+# total (its percent too: a line cut in its count, "10%| 2/2", is none), never started again in the input's tail, and no other
+# bar left short of its total there: the one loop the program ran reached its end (dev10's
 # https://github.com/WanChengXue/MARLforCommunication/blob/c02a7b171bda4233c4cb352ae0f4faa600d4122b/eval.out: 50/50, nothing after). A bar that started again is a loop's (an epoch's
-# bar; its description's digits aside) and one that names an epoch is an epoch's: neither says the run is done.
-BAR = re.compile(r"(?P<desc>[^\r\n|]*?)\s*\d{1,3}%\|[^|\r\n]*\|\s*(?P<done>\d+)/(?P<total>\d+)\b")
-EPOCH_WORD = re.compile(r"\bep(?:och)?s?\b|\bepoch", re.IGNORECASE)
+# bar; its description's digits aside): it does not say the run is done.
+BAR = re.compile(r"(?P<desc>[^\r\n|]*?)[ \t]*(?P<percent>\d{1,3})%\|[^|\r\n]*\|[ \t]*(?P<done>\d+)/(?P<total>\d+)\b")
+# Only a bar with no description, or one that names the job's own work (an evaluation, a test, an inference, a prediction, a
+# sampling): a set-up stage's bar at its total ("Loading checkpoint shards: 100%| 5/5", datasets' "Map (num_proc=12): 100%|
+# 2596/2596") is the last line of a run that hung or was killed right after it loaded (dev4's qwen3vl#546, heldout5's CogVideo#540).
+BAR_WORK = re.compile(r"^\s*$|\b(?:eval\w*|test\w*|infer\w*|predict\w*|sampl\w*|generat\w*|decod\w*)\b", re.IGNORECASE)
+# the bar is the whole of its segment: nothing after its [elapsed<left, rate] but blanks (make's "*** [target] Error 1" printed on
+# the bar's line is the run's end, heldout27w)
+BAR_REST = re.compile(r"[ \t]*(?:\[[^\]\r\n]*\])?[ \t]*$")
 # A GPU tool's whole output (nvidia-smi topo -m's legend, ibstatus): complete in itself.
 # nvidia-smi's table or -q report, its topology legend, ibstatus: a GPU tool's output
 # (judged by what it holds, not by an end), as a paste, cut or not.
@@ -292,6 +300,11 @@ def schedule_end(text: str) -> "re.Match[str] | None":
     after = text[end:] if end >= 0 else ""
     if EPOCH_NUMBERS.search(text, start) is None or sum(1 for rest in after.split("\n") if rest.strip()) > SCHEDULE_AFTER:
         return None
+    counted = None
+    for counted in COUNTED.finditer(text, last.end()):
+        pass
+    if counted is not None and int(counted.group(1)) < int(counted.group(2)):
+        return None  # the epoch's steps (Keras's "30/89 [=====>....]", with no word before them), or a next loop's, short of their total
     return last
 
 
@@ -301,14 +314,18 @@ def bar_end(text: str) -> "re.Match[str] | None":
     tail = text.rstrip()
     at = max(tail.rfind("\n"), tail.rfind("\r")) + 1
     last = BAR.match(tail, at)
-    if last is None or last.group("done") != last.group("total") or int(last.group("total")) < 2 or EPOCH_WORD.search(last.group("desc")):
+    if (last is None or last.group("done") != last.group("total") or last.group("percent") != "100" or int(last.group("total")) < 2
+            or not BAR_WORK.search(last.group("desc")) or not BAR_REST.match(tail, last.end())):
         return None
-    key, count = (re.sub(r"\d+", "#", last.group("desc").strip()), last.group("total")), -1
+    key = (re.sub(r"\d+", "#", last.group("desc").strip()), last.group("total"))
+    counts: dict[tuple[str, str], int] = {}
     for bar in BAR.finditer(text):
-        if (re.sub(r"\d+", "#", bar.group("desc").strip()), bar.group("total")) == key:
-            if int(bar.group("done")) < count:
-                return None  # the same loop started again: an epoch's bar, or a step's
-            count = int(bar.group("done"))
+        seen = (re.sub(r"\d+", "#", bar.group("desc").strip()), bar.group("total"))
+        if seen == key and int(bar.group("done")) < counts.get(seen, -1):
+            return None  # the same loop started again: an epoch's bar, or a step's
+        counts[seen] = int(bar.group("done"))
+    if any(done < int(total) for (_, total), done in counts.items()):
+        return None  # another bar left short of its total (an outer loop: "Doing inference...: 8/11" around each bar)
     return last
 
 
