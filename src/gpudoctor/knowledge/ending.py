@@ -40,6 +40,8 @@ ENDED = re.compile(
     r"|\bTotal img/sec on \d+ \w+\(s\)"
     r"|`?Trainer\.fit`? stopped"
     r"|['\"]train_runtime['\"]"
+    # Hugging Face Trainer.train()'s return value, printed by the script ("TrainOutput(global_step=3906, training_loss=...")
+    r"|\bTrainOutput\(global_step="
     r"|\ball (?:\d+ )?tests? passed\b"
     r"|\b(?:job|run|training|task|step) (?:\S+ )?(?:succeeded|completed successfully|finished successfully)\b"
     r"|\bsuccessfully (?:finished|completed)\b"
@@ -96,6 +98,14 @@ LAST_ENDED = re.compile(
     # "Done! Model saved: models/best_model_v2.pth", "done in 33.2 min  best clean val_acc 0.9606")
     r"|(?<![^\n])\s*(?:\[[\w-]+\]\s*)?done(?:[.,:!]\s+(?:best|final|total|saved|model|results?)\b"
     r"|\s+in\s+[\d.:]+\s*(?:s|sec|secs|seconds|mins?|minutes|h|hours)\b)"
+    # Ultralytics' (YOLOv5's, YOLOv8's) summary when its epochs are done ("300 epochs completed in 39.105 hours.", dev10:
+    # https://github.com/Hrishkesh/YoloInvoiceExtraction/blob/3113d454b9d850bb4d5bc3401711189cb45b0847/train.out), a loop's own stop at its step budget ("Reached max
+    # steps (200000). Stopping training.", dev10: https://github.com/NTU-CompHydroMet-Lab/P2I-GAN-benchmark/blob/ce88ca7e0a4a7e355823c7fa650520c7d17ca337/train.out; "max_steps reached"), a
+    # training's own "ends"/"concluded" ("------ Training ends ------", "Training concluded...", heldout31w), and a lower-case
+    # "done." or "done!" as a line of its own (not the shell's `done` of a loop, which has no stop after it)
+    r"|\b\d+ epochs? completed in [\d.]+ (?:hours|minutes|seconds)\b"
+    r"|\breached (?:the )?max(?:imum)?[ _](?:number of )?(?:steps|epochs|iterations|iters)\b|\bmax[ _](?:steps|epochs|iterations) reached\b"
+    r"|\btraining (?:ends|concluded)\b|(?<![^\n])\s*done[.!]+[ \t]*(?=\r?\n|$)"
     # the run's own decision to stop training early ("Early stopping triggered.", "Early stop at epoch 18", Keras's "Epoch 6:
     # Early stopping.", "[EARLY STOP] Validation did not improve for 10 epochs."); not the early-stopping package's
     # "EarlyStopping counter: 3 out of 10", printed at every epoch that did not improve, nor a setting's name
@@ -184,6 +194,32 @@ LOOKING = frozenset({
     "printenv", "history", "which", "whereis", "cd", "export", "source", "exit", "clear", "date", "hostname", "uname", "df",
     "du", "free", "ps", "top", "htop", "nvtop", "gpustat", "lsof", "dmesg", "git", "watch", "rm", "mv", "cp", "mkdir",
 })
+# The last epoch of a schedule the run declared ("Epoch 10/10", "Epoch [10/10], Validation Loss: 0.41", Keras's "Epoch 5/5"
+# then its "62/62 [====] - 38s - loss: 5.28 - val_loss: 10.17"; dev10, heldout31w): the training reached its total. It ends the
+# run only where the epoch's own numbers are shown (on its line or after it: Keras prints "Epoch 5/5" as the epoch starts),
+# nothing counts short of its total after it (the epoch's steps, a next stage's epochs), and few lines follow it (results,
+# saves: a next stage that starts and is cut holds more). An epoch counted from 0 ("Epoch: [99/100]") does not reach its total
+# and is not read.
+EPOCH_AT = re.compile(r"\bepoch\b[\s:\[]*(\d+)\s*/\s*(\d+)\b", re.IGNORECASE)
+EPOCH_NUMBERS = re.compile(
+    r"\b(?:loss|acc(?:uracy)?|val\w*|f1\w*|auc|map|ndcg\S*|psnr|ssim|bleu|rouge\w*|perplexity|ppl|reward|score)\b[^\n\d]{0,6}?[-+]?\.?\d",
+    re.IGNORECASE,
+)
+SCHEDULE_AFTER = 12  # non-blank lines after the last epoch's line, at most
+COUNTED = re.compile(r"(?<![\d.:/-])(\d+)\s*/\s*(\d+)(?![\d.:/-])")  # any counter after it: the last one decides
+# A progress bar (tqdm's "desc: 100%|██████████| 50/50 [01:56<00:00,  2.32s/it]") that is the input's last output, at its
+# total (its percent too: a line cut in its count, "10%| 2/2", is none), never started again in the input's tail, and no other
+# bar left short of its total there: the one loop the program ran reached its end (dev10's
+# https://github.com/WanChengXue/MARLforCommunication/blob/c02a7b171bda4233c4cb352ae0f4faa600d4122b/eval.out: 50/50, nothing after). A bar that started again is a loop's (an epoch's
+# bar; its description's digits aside): it does not say the run is done.
+BAR = re.compile(r"(?P<desc>[^\r\n|]*?)[ \t]*(?P<percent>\d{1,3})%\|[^|\r\n]*\|[ \t]*(?P<done>\d+)/(?P<total>\d+)\b")
+# Only a bar with no description, or one that names the job's own work (an evaluation, a test, an inference, a prediction, a
+# sampling): a set-up stage's bar at its total ("Loading checkpoint shards: 100%| 5/5", datasets' "Map (num_proc=12): 100%|
+# 2596/2596") is the last line of a run that hung or was killed right after it loaded (dev4's qwen3vl#546, heldout5's CogVideo#540).
+BAR_WORK = re.compile(r"^\s*$|\b(?:eval\w*|test\w*|infer\w*|predict\w*|sampl\w*|generat\w*|decod\w*)\b", re.IGNORECASE)
+# the bar is the whole of its segment: nothing after its [elapsed<left, rate] but blanks (make's "*** [target] Error 1" printed on
+# the bar's line is the run's end, heldout27w)
+BAR_REST = re.compile(r"[ \t]*(?:\[[^\]\r\n]*\])?[ \t]*$")
 # A GPU tool's whole output (nvidia-smi topo -m's legend, ibstatus): complete in itself.
 # nvidia-smi's table or -q report, its topology legend, ibstatus: a GPU tool's output
 # (judged by what it holds, not by an end), as a paste, cut or not.
@@ -232,7 +268,7 @@ class Tail:
         for m in ENDED.finditer(text):
             pass
         if m is None:
-            m = last_lines_end(text)
+            m = last_lines_end(text) or schedule_end(text) or bar_end(text)
         if m is None:
             return "", 0
         start = text.rfind("\n", 0, m.start()) + 1
@@ -246,8 +282,51 @@ class Tail:
             return "", 0
         if PERIODIC_SAVE.search(line) or SPOKEN_AFTER_END.search(text, m.end(), end) or WAITING_AFTER_END.search(text, m.end(), end):
             return "", 0  # a save during the run, a person's sentence about a run, an agent still waiting: none is the run's end
-        # counted back from the stream's newlines: `after` starts with the end's own newline, if it has one
-        return line.strip()[:200], self.newlines + 1 - after.count("\n")
+        # counted back from the stream's newlines: `after` starts with the end's own newline, if it has one; shown, the
+        # carriage-return segment that holds it (a progress bar's line holds every state it was redrawn in)
+        cut = line.find("\r", m.end() - start)
+        shown = line[line.rfind("\r", 0, m.start() - start) + 1 : cut if cut >= 0 else len(line)]
+        return shown.strip()[:200], self.newlines + 1 - after.count("\n")
+
+
+def schedule_end(text: str) -> "re.Match[str] | None":
+    """The last epoch counter of `text` where it is at its declared total and the run's end (EPOCH_AT's why), or None."""
+    last = None
+    for last in EPOCH_AT.finditer(text):
+        pass
+    if last is None or int(last.group(2)) < 2 or last.group(1) != last.group(2):
+        return None
+    start, end = text.rfind("\n", 0, last.start()) + 1, text.find("\n", last.end())
+    after = text[end:] if end >= 0 else ""
+    if EPOCH_NUMBERS.search(text, start) is None or sum(1 for rest in after.split("\n") if rest.strip()) > SCHEDULE_AFTER:
+        return None
+    counted = None
+    for counted in COUNTED.finditer(text, last.end()):
+        pass
+    if counted is not None and int(counted.group(1)) < int(counted.group(2)):
+        return None  # the epoch's steps (Keras's "30/89 [=====>....]", with no word before them), or a next loop's, short of their total
+    return last
+
+
+def bar_end(text: str) -> "re.Match[str] | None":
+    """The progress bar that is the last output of `text`, at its total, in a loop that never started again (BAR's why), or
+    None."""
+    tail = text.rstrip()
+    at = max(tail.rfind("\n"), tail.rfind("\r")) + 1
+    last = BAR.match(tail, at)
+    if (last is None or last.group("done") != last.group("total") or last.group("percent") != "100" or int(last.group("total")) < 2
+            or not BAR_WORK.search(last.group("desc")) or not BAR_REST.match(tail, last.end())):
+        return None
+    key = (re.sub(r"\d+", "#", last.group("desc").strip()), last.group("total"))
+    counts: dict[tuple[str, str], int] = {}
+    for bar in BAR.finditer(text):
+        seen = (re.sub(r"\d+", "#", bar.group("desc").strip()), bar.group("total"))
+        if seen == key and int(bar.group("done")) < counts.get(seen, -1):
+            return None  # the same loop started again: an epoch's bar, or a step's
+        counts[seen] = int(bar.group("done"))
+    if any(done < int(total) for (_, total), done in counts.items()):
+        return None  # another bar left short of its total (an outer loop: "Doing inference...: 8/11" around each bar)
+    return last
 
 
 def last_lines_end(text: str) -> "re.Match[str] | None":

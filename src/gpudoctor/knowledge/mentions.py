@@ -26,6 +26,7 @@ fixing it last).
 from __future__ import annotations
 
 import re
+from typing import Callable
 
 # The words the prefilter already lets through (knowledge/prefilter.py): a line without one
 # never reaches the reader.
@@ -40,7 +41,7 @@ NOT_A_REPORT = re.compile(
     r"warn"  # Warning:, WARN, UserWarning, FutureWarning: what a run survives
     r"|\b(?:0|no|zero|without)\s+(?:errors?|failures?|failed|exceptions?)\b"
     r"|\b(?:errors?|failures?|failed|exceptions?)\s*[:=]\s*0\b(?![.\d])"
-    r"|\b(?:error|failure)\s*(?:rate|bar|metric|signal)\b"
+    r"|\b(?:error|failure)\s*(?:rate|bar|metric|signal|risk)\b"
     # a test the suite expected to fail (unittest's "expected failure", pytest's xfail): the suite's own pass
     r"|\bexpected failure\b|\bxfail(?:ed)?\b"
     r"|\b(?:errors?|err)\s*[:=]?\s*[-+]?\d*\.\d+"  # a metric: "val error: 0.031"
@@ -61,7 +62,10 @@ NOT_A_REPORT = re.compile(
     # sequence through the model will result in indexing errors", dev7w:
     # https://github.com/ColorDavid/ARPO/blob/26f964e23098c2c4b5aed83abe390b223773ef55/logs/nohup.out); the run's own report
     # of the error, when it came, is its own line
-    r"|\b(?:will|would|may|might|could|can) (?:\w+ )?(?:result in|lead to|cause)\b",
+    # (and transformers' "You are using a model of type llama to instantiate a model of type mobilevlm. This is not supported for
+    # all configurations of models and can yield errors.", dev10:
+    # https://github.com/Jingchensun/MobileVLM/blob/a0c6edbfaae9cf7b5d2b703a444940219813c9e0/train.out)
+    r"|\b(?:will|would|may|might|could|can) (?:\w+ )?(?:result in|lead to|cause|yield)\b",
     re.IGNORECASE,
 )
 # A line that says only that something ended, not what failed: a launcher's or a job runner's report
@@ -91,12 +95,43 @@ PROSE = re.compile(
 FLAG = re.compile(r"(?<![\w-])--?[\w-]*(?i:fail|error|exception|abort)[\w-]*")
 
 
+# An error that is a quantity a program measures, named by what it measures ("The program finished, evaluating
+# reconstruction error...", dev10: https://github.com/r44/10605_hw7/blob/c652ace15f2b245951bb1eed7d6bbe4f28d040bc/eval.out;
+# "mean squared error", "L2 relative error"): the words are left out, the rest of the line is still read ("RuntimeError:
+# reconstruction error is nan" speaks of one by its class). Not where a message follows it ("reconstruction error: file
+# missing").
+MEASURED = re.compile(
+    r"\b(?:reconstruction|(?:mean |root mean )?squared|absolute|relative|quantization|approximation|rounding|truncation"
+    r"|generalization|interpolation|projection|regression|classification|top-?\d+|standard) errors?\b(?!\s*:\s*[^\s\d.+-])",
+    re.IGNORECASE,
+)
+# A line that is data: a printed list or tuple of short quoted strings (a tokenizer's words, "[' forget', ' forgot', ' fail',
+# ' forgive', ...]" and "[' final', ' fatal', ' financial', ...]", dev10:
+# https://github.com/3rdAT/Mutual_Information/blob/0be2f146cf5d66156139881dae694d00d5663ba4/log.out): a failure word in it is
+# one item of the data, not a report. Not a list that holds a message (an item longer than DATA_ITEM characters, or a line
+# with anything but items, commas and brackets: "errors: ['rank 1 failed: connection refused']").
+DATA_ITEM = 24
+DATA_ITEMS = 3  # at least
+QUOTED_ITEM = re.compile(r"'(?:[^'\\\n]|\\.){0,%d}'|\"(?:[^\"\\\n]|\\.){0,%d}\"" % (DATA_ITEM, DATA_ITEM))
+
+
+def data_literal(text: str) -> bool:
+    """The line is a printed list or tuple of short quoted strings, nothing else (DATA_ITEM's why)."""
+    line = text.strip()
+    if not line or line[0] not in "[(" or line.count(",") < DATA_ITEMS - 1:
+        return False
+    rest, items = QUOTED_ITEM.subn(" ", line)
+    return items >= DATA_ITEMS and not rest.strip(" \t,[]()")
+
+
 def speaks_of_error(text: str) -> bool:
     """Whether the line reports an error or a failure in words, by what it says (see the module's why); the words inside a
-    flag's name are not read."""
+    flag's name, and an error named by what it measures (MEASURED), are not read; a line of data (`data_literal`) is none."""
     if "-" in text:
         text = FLAG.sub("", text)
-    return bool(SPEAKS.search(text)) and not NOT_A_REPORT.search(text)
+    if " error" in text.lower():
+        text = MEASURED.sub("", text)
+    return bool(SPEAKS.search(text)) and not NOT_A_REPORT.search(text) and not data_literal(text)
 
 
 # A line that ends on its failure word, as a status does: "Test vid2vid failed", "vid2vid: failure", "then it crashed!", "an
@@ -119,6 +154,24 @@ def says_what_failed(text: str) -> bool:
     """A program's line that says what failed (not a person's sentence, not only that something ended): the
     lead a launcher's report of a failed rank points to (knowledge/story.py `spoken_before`)."""
     return bool(WHAT_FAILED.search(text)) and not PROSE.search(text) and not only_ended(text)
+
+
+# A probe a script runs as it starts, to print what it runs from, and its tool's answer when there is none: git's "fatal: not a
+# git repository (or any of the parent directories): .git" (DINO's and many training scripts' `git rev-parse HEAD`, printed at
+# every start, dev10: https://github.com/SongxiYoung/dino-main/blob/8befeebfaf3c4d35a4dbdfa38d9182b1b8c6e3bb/train.out). Where the
+# run went on past it (a progress or stage line after it, its end, or PROBE_WENT_ON lines of its output) it stopped nothing; where the log stops at it, it may be the failure
+# (a script that needs the commit) and stays a line that speaks of an error.
+PROBE_ANSWER = re.compile(r"^\s*fatal: not a git repository\b", re.IGNORECASE)
+PROBE_WENT_ON = 20  # lines the log goes on for after it (the run's own output) that show it went on, where no progress reader saw any
+
+
+def went_past_probes(lines: list[tuple[int, str]], count: int, went_on: Callable[[int], bool]) -> tuple[list[tuple[int, str]], int]:
+    """(the lines held, their count) without the probes' answers (PROBE_ANSWER) the run went on past (`went_on(line)`); as they
+    were where every line held is one and more were counted than held (what was not held is not known)."""
+    kept = [seen for seen in lines if not (PROBE_ANSWER.search(seen[1]) and went_on(seen[0]))]
+    if len(kept) == len(lines) or (not kept and count > len(lines)):
+        return lines, count
+    return kept, count - (len(lines) - len(kept))
 
 
 def hold(lines: list[tuple[int, str]], seen: tuple[int, str]) -> None:

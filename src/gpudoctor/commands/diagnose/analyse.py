@@ -37,7 +37,7 @@ from gpudoctor.knowledge.story import SAID_WORDS, Diagnosis
 from gpudoctor.knowledge.title_said import title_label_words, title_reports_failure
 from gpudoctor.knowledge.paste_parts import WORKED_HOW, Said, Worked, failure_said
 from gpudoctor.knowledge.mentions import KEPT as MENTIONS_KEPT
-from gpudoctor.knowledge.mentions import ends_in_failure, lead_first
+from gpudoctor.knowledge.mentions import PROBE_WENT_ON, ends_in_failure, lead_first, went_past_probes
 from gpudoctor.launch.rundir import OUTCOME_FILE
 from gpudoctor.commands.diagnose.nvidia_smi import NvidiaSmiReader
 from gpudoctor.catalog.findings.gpu_health import GPU_JOB_IDLE, GPU_NOT_USED
@@ -575,6 +575,9 @@ def read_log(
         d.retell()  # (told once already, to decide on a second reading: the story of earlier runs needs these readers)
         progress.end()
         d.progress = progress
+        # a start-up probe's answer (git's "not a git repository") that the run went on past is no line that speaks of an error
+        d.mention_lines, d.mention_count = went_past_probes(d.mention_lines, d.mention_count, lambda line: (
+            progress.moved_after(line) is not None or d.ended_line > line or d.lines - line >= PROBE_WENT_ON))
         said_fixed.end()
         d.said_fixed = said_fixed
         said_hang.end()
