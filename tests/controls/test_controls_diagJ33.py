@@ -343,6 +343,16 @@ class TestPipNoMatchingDistribution:
         f = head(text)
         assert f is not None and f.id == self.verdict and "connection" in f.title
 
+    def test_sibling_releases_there_but_none_that_fits(self):
+        # heldout31b's facebookresearch/xformers#842 as pasted (markdown's underscore before pip's line; "(unavailable)")
+        f = head(case("heldout31b", "xformers-842-cuda12-no-matching-version"))
+        assert f is not None and f.id == self.verdict and "xformers" in f.title and "pip install -v" in f.fix
+
+    def test_sibling_pip_20_3_names_no_versions(self):
+        # pypa/pip#9228: pip 20.3 stopped listing what it found
+        f = head("ERROR: Could not find a version that satisfies the requirement six==v\nERROR: No matching distribution found for six==v\n")
+        assert f is not None and f.id == self.verdict and "six==v" in f.title
+
     def test_control_a_retry_with_the_right_index_that_succeeded(self):
         text = ("$ pip install torch==2.3.1+cu121\n"
                 "ERROR: Could not find a version that satisfies the requirement torch==2.3.1+cu121 (from versions: 2.2.2, 2.3.0, 2.3.1)\n"
@@ -374,3 +384,23 @@ class TestPipDependencyConflict:
                 "This behaviour is the source of the following dependency conflicts.\n"
                 "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.2.0 which is incompatible.\n")
         assert not [f for f in errors(text) if f.id == self.verdict]
+
+
+class TestCutInsideABuildsFrames:
+    """A traceback cut inside a build's own frames (torch's extension build, DeepSpeed's op builder, pip's build hook): the
+    unrecognised answer says so and what decides it (knowledge/unrecognised.py LAUNCHER_FRAMES), never a guessed cause."""
+
+    def test_sibling_deepspeeds_op_build_cut(self):
+        # heldout32's deepspeed/DeepSpeed#1897 as pasted: FusedAdamBuilder().load() -> jit_load, cut
+        f = head(case("heldout32", "deepspeed-1897-cifar10-fusedadam-load"))
+        assert f is not None and f.id == "unrecognised-failure" and f.evidence.get("wraps") and "op" in f.title
+
+    def test_sibling_torchs_extension_build_cut(self):
+        # dev9's pytorch/vision#3695 as pasted: setup.py's build_ext into torch.utils.cpp_extension, cut
+        f = head(case("dev9", "vision-3695-torch181-cuda113-build-ext"))
+        assert f is not None and f.id == "unrecognised-failure" and f.evidence.get("wraps") and "compiler" in f.title
+
+    def test_control_the_builds_own_exception_line_is_read(self):
+        text = ('  File "/opt/conda/lib/python3.10/site-packages/torch/utils/cpp_extension.py", line 2112, in _run_ninja_build\n'
+                "    raise RuntimeError(message) from e\nRuntimeError: Error building extension 'fused_adam'\n")
+        assert head_id(text) == WRAPPER

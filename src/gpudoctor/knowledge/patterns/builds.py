@@ -381,7 +381,10 @@ PATTERNS = [
         CAUSE,
         E,
         "pip found no release of a requirement that it can install here",
-        NOT_HEADING + r"(?:ERROR: )?Could not find a version that satisfies the requirement (?P<requirement>\S+)(?: \(from [^)]*\))* \(from versions: (?P<versions>[^)]*)\)"
+        # (pip 20.3 left out the versions it found; "(unavailable)", "(from -r requirements.txt (line 3))" may stand before them; a paste may
+        # cut the list)
+        NOT_HEADING + r"(?:ERROR: )?Could not find a version that satisfies the requirement (?P<requirement>[^\s)]+)"
+        r"(?: \((?!from versions)(?:[^()]|\([^()]*\))*\))*(?: \(from versions: (?P<versions>[^)]*)\)?)?"
         r"|^(?:ERROR: )?No matching distribution found for (?P<nodist>\S+)",
         ("Could not find a version that satisfies the requirement", "No matching distribution found for"),
         why="""pip looked at the index (PyPI, or the --index-url given) for a release of the requirement that fits this
@@ -463,8 +466,15 @@ def no_distribution_case(fields: dict, requirement: str, versions: str) -> tuple
                 "accepts): the package's install page names the Pythons and systems it ships wheels for (flash-attn, triton, DeepSpeed "
                 "have none for some); use one of those, or install it from its source or release page")
     if not versions:
-        return "the line before it names what pip found", (f"read pip's line before it (Could not find a version ... from versions: ...): the "
-                                                             "releases the index has; pin one of them, or point pip at the index that has it")
+        name = re.split(r"[=<>~!;\[ ]", requirement)[0]
+        return "pip does not list what it found", (f"pip index versions {name} lists the releases the index has, "
+                                                   "and pip install -v why each file was skipped: pin one of them, use a Python and platform they "
+                                                   "ship files for, or point pip at the index that has it (--index-url / --extra-index-url)")
+    if not re.search(r"[=<>~!]", requirement):
+        return "releases there, none that fits here", ("the index has releases of it, but none with a file for this Python and platform, or "
+                                                       "none that the other requirements allow: pip install -v lists why each file was skipped; "
+                                                       "the package's install page names the Pythons, systems (and for a CUDA package the torch "
+                                                       "and CUDA) each release ships wheels for; use one of those, or build it from source")
     return "not among the versions the index has", (f"the version asked is not among those the index has (from versions: {versions[:120]}): pin one of them, or point pip at the "
             "index that has it (--index-url / --extra-index-url)")
 

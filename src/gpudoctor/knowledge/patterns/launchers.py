@@ -44,11 +44,11 @@ def wrapper_fields(m: re.Match, context: list[str]) -> dict:
         return out
     out["wrapper"] = True
     shown = f"\"{' '.join(m.group(0).split())[:100]}\""
-    out["detail"] = (f"only its wrapper shows ({shown}): the compiler's first `error` line above it in the build's full output decides why, "
-                     "and it is not in this paste")
-    out["step"] = ("the build's own first `error:` line decides why, and the paste does not hold it: rerun with the whole output, "
-                   "MAX_JOBS=4 pip install -v --no-build-isolation PACKAGE 2>&1 | tee build.log (a build at first use prints it above "
-                   f"ninja's FAILED line), and read the first `error:` line; meanwhile: {WRAPPER_FIX}")
+    out["detail"] = (f"only its wrapper shows ({shown}): the build's own first error decides why (the compiler's first `error:` line, or "
+                     "the exception its setup.py raised), and no line here that gpudoctor reads is it")
+    out["step"] = ("the build's own first error decides why: the compiler's first `error:` line (above ninja's FAILED line, inside pip's "
+                   "output box) or the exception setup.py raised; where the paste does not hold it, rerun with the whole output, "
+                   "MAX_JOBS=4 pip install -v --no-build-isolation PACKAGE 2>&1 | tee build.log, and read it there; meanwhile: " + WRAPPER_FIX)
     return out
 
 PATTERNS = [
