@@ -386,6 +386,28 @@ class TestPipDependencyConflict:
         assert not [f for f in errors(text) if f.id == self.verdict]
 
 
+class TestPipInstalledWithConflicts:
+    verdict = "pip-installed-with-conflicts"
+    NOTE = ("ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. "
+            "This behaviour is the source of the following dependency conflicts.\n")
+
+    def test_sibling_the_install_went_through_and_broke_a_requirement_a_warning(self):
+        # PRIME-RL/SimpleVLA-RL#53
+        text = self.NOTE + "vllm 0.6.3 requires torch==2.4.0, but you have torch 2.2.0 which is incompatible.\nSuccessfully installed torch-2.2.0\n"
+        f = finding(text, self.verdict)
+        assert f is not None and f.severity is Severity.WARN and "torch==2.4.0" in f.title and "pip check" in f.fix
+        assert not errors(text)  # not asserted as a failure: the install went through
+
+    def test_sibling_the_runs_own_failure_after_it_leads(self):
+        text = (self.NOTE + "xformers 0.0.22 requires torch==2.0.1, but you have torch 2.3.0 which is incompatible.\n"
+                "ImportError: /usr/local/lib/python3.10/dist-packages/xformers/_C.so: undefined symbol: _ZN3c104cuda9SetDeviceEi\n")
+        f = head(text)
+        assert f is not None and f.id != self.verdict
+
+    def test_control_pip_check_finds_nothing(self):
+        assert finding("Successfully installed torch-2.4.0\n$ pip check\nNo broken requirements found.\n", self.verdict) is None
+
+
 class TestCutInsideABuildsFrames:
     """A traceback cut inside a build's own frames (torch's extension build, DeepSpeed's op builder, pip's build hook): the
     unrecognised answer says so and what decides it (knowledge/unrecognised.py LAUNCHER_FRAMES), never a guessed cause."""

@@ -18,7 +18,8 @@ compiler's version, the toolkit not found):
 - pip's isolated build environment without the torch the package's setup imports (`build-isolation-torch-missing`: uv's
   own hint here; the ModuleNotFoundError under pip's build hook by knowledge/story.py `refine`);
 - pip finding no release it can install (`pip-no-matching-distribution`), its resolver finding no set of versions that fits
-  (`pip-dependency-conflict`).
+  (`pip-dependency-conflict`), or an install that went through and left a package whose requirement it breaks (a warning:
+  `pip-installed-with-conflicts`).
 
 Written from the development parts' build cases (heldout32's pytorch, nccl, TransformerEngine and apex builds, heldout29b's
 whisper build, heldout5's sam2 build) and the threads named beside the examples (the issues corpus).
@@ -43,8 +44,9 @@ NINJA_MISSING = "ninja-missing"
 ISOLATED_BUILD = "build-isolation-torch-missing"
 NO_DISTRIBUTION = "pip-no-matching-distribution"
 CONFLICT = "pip-dependency-conflict"
+INSTALLED_CONFLICT = "pip-installed-with-conflicts"
 # The build and install findings whose title gives what the line names and whose fix is the step it decides (knowledge/story.py)
-DETAIL_SAID = (CUDA_MISMATCH, COMPILER_CRASHED, INTRINSIC_UNDEFINED, NVCC_COMMAND, CXX_STANDARD, ISOLATED_BUILD, CONFLICT)
+DETAIL_SAID = (CUDA_MISMATCH, COMPILER_CRASHED, INTRINSIC_UNDEFINED, NVCC_COMMAND, CXX_STANDARD, ISOLATED_BUILD, CONFLICT, INSTALLED_CONFLICT)
 # What decides why a build of GPU code failed, from this module (patterns/launchers.py: the wrapper lines are their consequence)
 CAUSES = (CUDA_MISMATCH, COMPILER_CRASHED, INTRINSIC_UNDEFINED, NVCC_COMMAND, CXX_STANDARD, NINJA_MISSING, ISOLATED_BUILD)
 
@@ -138,6 +140,16 @@ def versions_before(line: int, before: list[str]) -> dict:
 def distribution_fields(m: re.Match, context: list[str]) -> dict:
     out = groups(m, context)
     out["requirement"] = out.get("requirement") or out.get("nodist", "")
+    return out
+
+
+def installed_conflict_fields(m: re.Match, context: list[str]) -> dict:
+    out = groups(m, context)
+    out["detail"] = f"{out['dependent']} {out['dependent_version']} requires {out['requirement']}, {out['installed']} {out['installed_version']} is installed"
+    name = re.split(r"[=<>~!;\[ ]", out["requirement"])[0]
+    out["step"] = (f"pip check   # every requirement the environment breaks; then install what {out['dependent']} requires, "
+                   f"pip install '{out['requirement']}' (a torch from PyTorch's index for your CUDA: --index-url {INDEX}cuXYZ), or the "
+                   f"{out['dependent']} release made for {name} {out['installed_version']}; or keep the two in separate environments")
     return out
 
 
@@ -438,6 +450,30 @@ PATTERNS = [
             # pip's note after an install that went through: a warning about the environment, not this
             "ERROR: pip's dependency resolver does not currently take into account all the packages that are installed. This behaviour is the source of the following dependency conflicts.",
         ],
+    ),
+    pattern(
+        INSTALLED_CONFLICT,
+        "launcher",
+        CAUSE,
+        Severity.WARN,
+        "pip installed what it was asked, and left a package whose requirement the environment now breaks",
+        # the lines under pip's note "pip's dependency resolver does not currently take into account all the packages that are installed"
+        NOT_HEADING + r"(?P<dependent>[\w.\-]+) (?P<dependent_version>\S+) requires (?P<requirement>[^,]+), but you have (?P<installed>[\w.\-]+) "
+        r"(?P<installed_version>\S+) which is incompatible",
+        ("which is incompatible",),
+        why="""pip installs the requirements it was given and does not re-check the packages already in the environment; after the
+        install it lists those whose requirements are now broken (its note "pip's dependency resolver does not currently take into
+        account all the packages that are installed"). The install went through: whether the run fails depends on whether that
+        package is used, and where it is, its errors come later (an ImportError, an undefined symbol, an API that moved). A
+        torch replaced by another version under a package compiled against it (vllm, xformers, flash-attn, torchvision) is the
+        usual case in GPU environments.""",
+        fix="STEP",
+        fields=installed_conflict_fields,
+        examples=[
+            ("vllm 0.6.3 requires torch==2.4.0, but you have torch 2.2.0 which is incompatible.", "PRIME-RL/SimpleVLA-RL#53"),
+            ("xformers 0.0.22 requires torch==2.0.1, but you have torch 2.3.0 which is incompatible.", "allenai/open-instruct#172"),
+        ],
+        not_examples=["Requirement already satisfied: torch>=2.0 in /usr/lib/python3/dist-packages (2.3.0)"],
     ),
 ]
 
