@@ -100,8 +100,11 @@ class TestBuildCudaVersionMismatch:
 
     def test_sibling_the_packages_minimum_cuda(self):
         # Dao-AILab/flash-attention#597: the package's own check of nvcc against the CUDA it needs
-        f = head("      RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a supported version by running nvcc -V.\n" + PIP_END)
+        text = "      RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a supported version by running nvcc -V.\n" + PIP_END
+        f = head(text)
         assert f is not None and f.id == self.verdict and "11.6" in f.title
+        wrapper = finding(text, WRAPPER)  # its consequence: not "no line here is it"
+        assert wrapper.severity is Severity.WARN and "only its wrapper" not in wrapper.title and "consequence" in wrapper.title
 
     def test_sibling_the_retired_parts_isolated_build(self):
         # facebookresearch/sam2#18 (heldout5): `pip install -e .` built against the torch pip put in its isolated build env

@@ -1628,7 +1628,8 @@ class Diagnosis:
             # the program's own remedy for it, on the message's line or the next (Real-ESRGAN's "try to set --tile with a
             # smaller number"; knowledge/patterns/cuda.py oom_fields): quoted first
             fix = remedy_step(Remedy(seen.first.fields["hint"], seen.first.line + seen.first.fields.get("hint_after", 0))) + fix
-        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A + DETAIL_SAID_28B + DETAIL_SAID_30C + DETAIL_SAID_31B + DETAIL_SAID_31C + DETAIL_SAID_33J + DETAIL_SAID_BUILD and seen.first.fields.get("detail"):
+        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A + DETAIL_SAID_28B + DETAIL_SAID_30C + DETAIL_SAID_31B + DETAIL_SAID_31C + DETAIL_SAID_33J + DETAIL_SAID_BUILD and seen.first.fields.get("detail") and not (
+                by is not None and seen.first.fields.get("wrapper")):  # (a build's wrapper told as the consequence of the line that decides)
             # the sizes the message gives (knowledge/patterns/classes20a.py); what it names (knowledge/patterns/classes21d.py, classes22c.py, classes22d.py)
             title = f"{title}: {seen.first.fields['detail']}"
         if p.id == NO_DISTRIBUTION:
