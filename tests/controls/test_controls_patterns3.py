@@ -51,10 +51,12 @@ class TestExtensionBuildFailedInstall:
                "'devel' will provide nvcc.\n")
         assert head_id(log) == "extension-build-failed"
 
-    def test_variant_toolkit_cuda_not_torchs(self):
+    def test_sibling_toolkit_cuda_not_torchs_is_its_own_class(self):
+        # diagJ33: the toolkit's CUDA against torch's decides the build's failure (knowledge/patterns/builds.py)
         log = ("RuntimeError:\n      The detected CUDA version (12.2) mismatches the version that was used to compile\n"
                "      PyTorch (11.7). Please make sure to use the same CUDA versions.\n")
-        assert finding(log, "extension-build-failed").evidence.get("toolkit_cuda") == "12.2"
+        f = finding(log, "build-cuda-version-mismatch")
+        assert f.evidence.get("nvcc_cuda") == "12.2" and f.evidence.get("torch_cuda") == "11.7"
 
     def test_variant_ninja_object_failed(self):
         log = "FAILED: /test/flash-attention/hopper/build/temp.linux-x86_64-cpython-310/flash_fwd_hdim64_fp16_sm90.o\n"

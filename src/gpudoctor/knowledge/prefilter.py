@@ -45,6 +45,8 @@ TRIGGERS = (
     "timed out",
     "kill",
     "cannot find -l",  # the linker's library not found, in a build of GPU code (build-dependency-missing)
+    "which is incompatible",  # pip's list, after an install, of the packages whose requirement it broke (pip-installed-with-conflicts)
+    "unknown cuda architecture",  # CMake's FindCUDA refusing an architecture name, under its "CMake Error" line (build-gpu-arch-unsupported)
     "signal",
     "sigsegv",
     "sigabrt",

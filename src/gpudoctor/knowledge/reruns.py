@@ -325,8 +325,10 @@ CODE_FENCE = re.compile(rb"^\s*(?:>\s*)?```\s*(?P<lang>[\w+#.\-]*)")
 SOURCE_LANGUAGES = frozenset((b"python", b"py", b"python3", b"ipython", b"julia", b"jl", b"lua", b"c", b"cpp", b"c++", b"cxx", b"cuda",
                               b"java", b"scala", b"go", b"rust", b"rs", b"js", b"javascript", b"ts", b"typescript", b"r", b"matlab",
                               b"yaml", b"yml", b"json", b"toml", b"ini", b"cfg", b"dockerfile", b"diff"))
-NOT_OPENING = re.compile(rb"error|exception|interrupt|traceback|fail|fatal|killed|abort|File \"|^\s|^\[?(?:rank|default)?\d+\]?:",
-                         re.IGNORECASE)
+# (pip prints its summary of a failed step twice, in its box and after it: "× Getting requirements to build wheel did not run
+# successfully.", "│ exit code: 1": no start of a run)
+NOT_OPENING = re.compile(rb"error|exception|interrupt|traceback|fail|fatal|killed|abort|File \"|^\s|^\[?(?:rank|default)?\d+\]?:"
+                         rb"|did not run successfully|^(?:\xc3\x97|\xe2\x94\x82|\xe2\x95\xb0)", re.IGNORECASE)
 DIGITS = re.compile(rb"\d+")
 
 

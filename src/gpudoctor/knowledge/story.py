@@ -49,6 +49,8 @@ from gpudoctor.knowledge.patterns.classes28b import BACKEND_NOT_BUILT, DETAIL_SA
 from gpudoctor.knowledge.patterns.classes30c import DETAIL_SAID as DETAIL_SAID_30C
 from gpudoctor.knowledge.patterns.classes31b import DETAIL_SAID as DETAIL_SAID_31B, DISABLED as BACKEND_DISABLED
 from gpudoctor.knowledge.patterns.classes31c import DETAIL_SAID as DETAIL_SAID_31C
+from gpudoctor.knowledge.patterns.builds import DETAIL_SAID as DETAIL_SAID_33J, ISOLATED_BUILD, NO_DISTRIBUTION, isolated_detail, no_distribution_said, under_build_hook
+from gpudoctor.knowledge.patterns.launchers import DETAIL_SAID as DETAIL_SAID_BUILD
 from gpudoctor.knowledge.patterns.classes20b import environment_report, reporting_error
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
@@ -178,7 +180,10 @@ NAMED_IN_FIX = ("torch-api-version", "ddp-wrapper-private-attribute", "module-no
                 # knowledge/patterns/classes31b.py: the GPU backend the program turned off, and the check that decides it
                 *DETAIL_SAID_31B,
                 # knowledge/patterns/classes31c.py: what the package was built for against what is installed, and its step
-                *DETAIL_SAID_31C)
+                *DETAIL_SAID_31C,
+                # knowledge/patterns/builds.py, launchers.py: the line that decides why a build or an install failed, and its step;
+                # the compiler's first error under a build's wrapper, or that only the wrapper shows
+                *DETAIL_SAID_33J, *DETAIL_SAID_BUILD, NO_DISTRIBUTION)
 # An empty input that its reader's failure leaves: the exception the log shows (no pattern names it) is the cause, when there
 # is one (TF1's queue closed empty after its reader thread's "Can't parse serialized Example": dxv2k/pixel_link_py3's
 # log_train.txt, heldout19w)
@@ -703,6 +708,13 @@ class Diagnosis:
             sign = self.signs.exception_at(msg)
             if sign is not None and sign.frames and reporting_error(sign.frames[-1].code):
                 return BY_ID["interrupted-while-reporting-error"]
+        if p.id == "module-not-found" and values.get("module"):
+            # raised under pip's build hook (its isolated environment preparing a package's build): the build's import, not the
+            # program's interpreter (knowledge/patterns/builds.py)
+            sign = self.signs.exception_at(msg)
+            if sign is not None and under_build_hook(sign.frames):
+                values["detail"] = isolated_detail(str(values["module"]))
+                return BY_ID[ISOLATED_BUILD]
         if p.id == "nccl-tensor-not-cuda":
             sign = self.signs.exception_at(msg)
             if sign is not None and any(f.in_ddp_constructor() for f in sign.frames):
@@ -1616,9 +1628,14 @@ class Diagnosis:
             # the program's own remedy for it, on the message's line or the next (Real-ESRGAN's "try to set --tile with a
             # smaller number"; knowledge/patterns/cuda.py oom_fields): quoted first
             fix = remedy_step(Remedy(seen.first.fields["hint"], seen.first.line + seen.first.fields.get("hint_after", 0))) + fix
-        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A + DETAIL_SAID_28B + DETAIL_SAID_30C + DETAIL_SAID_31B + DETAIL_SAID_31C and seen.first.fields.get("detail"):
+        if p.id in SIZES_SAID + DETAIL_SAID + DETAIL_SAID_22C + DETAIL_SAID_22D + DETAIL_SAID_23C + DETAIL_SAID_24A + DETAIL_SAID_28B + DETAIL_SAID_30C + DETAIL_SAID_31B + DETAIL_SAID_31C + DETAIL_SAID_33J + DETAIL_SAID_BUILD and seen.first.fields.get("detail") and not (
+                by is not None and seen.first.fields.get("wrapper")):  # (a build's wrapper told as the consequence of the line that decides)
             # the sizes the message gives (knowledge/patterns/classes20a.py); what it names (knowledge/patterns/classes21d.py, classes22c.py, classes22d.py)
             title = f"{title}: {seen.first.fields['detail']}"
+        if p.id == NO_DISTRIBUTION:
+            # what pip printed around it (releases for another Python, an index not reached, a tag only PyTorch's index has)
+            pip_said, fix = no_distribution_said(seen.first.fields)
+            title = f"{title}: {pip_said}"
         if p.id == "cuda-runtime-error" and seen.first.fields.get("error"):
             # the message read by CUDA's table of errors (knowledge/cuda_errors.py, by patterns/classes17b.py): which error it is, in CUDA's words
             title = f"{title}: {seen.first.fields['error']}, {seen.first.fields['message']}"

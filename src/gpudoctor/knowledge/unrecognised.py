@@ -89,6 +89,15 @@ LAUNCHER_FRAMES = (
      "DeepSpeed's launcher's own frames: a rank failed, and that rank's own error decides the cause"),
     (re.compile(r"(?:distutils|setuptools(?:/_distutils)?)/(?:dist|core)\.py$"), "",
      "a package build's frames (setuptools running a build command): the compiler's or the build command's own error decides the cause"),
+    # a C++/CUDA extension's build (knowledge/patterns/builds.py, launchers.py: the build family): torch's own, DeepSpeed's op
+    # builder compiling an op at first use, pip's hook preparing a package's build in its isolated environment
+    (re.compile(r"torch/utils/cpp_extension\.py$"), "",
+     "torch's build of a C++/CUDA extension (torch.utils.cpp_extension): the compiler's first `error:` line in the build's output decides the cause"),
+    (re.compile(r"deepspeed/ops/op_builder/\w+\.py$"), "",
+     "DeepSpeed building one of its ops at first use (its op builder): the compiler's first `error:` line in the build's output (ds_report "
+     "shows which ops can build here) decides the cause"),
+    (re.compile(r"pip/_vendor/(?:pyproject_hooks/_in_process|pep517/in_process)/_?in_process\.py$"), "",
+     "pip's hook preparing the package's build: the exception the package's setup raised under it decides the cause"),
 )
 
 

@@ -2,7 +2,7 @@
 matches a line claims it, so specific patterns come before generic ones)."""
 
 from gpudoctor.knowledge.pattern import Pattern
-from gpudoctor.knowledge.patterns import capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, classes13b, classes14b, classes15b, classes16b, classes17b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
+from gpudoctor.knowledge.patterns import builds, capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, classes13b, classes14b, classes15b, classes16b, classes17b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
 from gpudoctor.knowledge.patterns import classes19a, classes20a, classes31a, classes20b, classes21d, classes22c, classes22d, classes23b, classes23c, classes24a, classes27b, classes28b, classes30c, classes31b, classes31c, tensorrt
 
@@ -18,6 +18,7 @@ ALL: tuple[Pattern, ...] = (
     *families7.PATTERNS,  # families of the retired held-out heldout5 (a compiled module not built, kernels for another GPU, a non-finite grad norm)
     *classes10c.PATTERNS,  # the tenth round's launcher-only and GPU-tool lines (a Windows crash status before the launcher's summary of it)
     *network.PATTERNS,
+    *builds.PATTERNS,  # thirty-third round (diagJ33): the line that decides why a build or an install failed, before the build's wrappers
     *launchers.PATTERNS,
     *ray.PATTERNS,
     *nccl.PATTERNS,

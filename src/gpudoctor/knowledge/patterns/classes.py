@@ -123,6 +123,7 @@ PATTERNS = [
             "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
             "[WARNING] apex not found: ImportError: No module named 'apex', using the native implementation",  # a logged fallback
         ],
+        after=("build-isolation-torch-missing",),  # uv's hint that the module is a build's undeclared dependency (patterns/builds.py)
     ),
     pattern(
         "launcher-not-found",

@@ -2,8 +2,11 @@
 training starts: a node they cannot reach over ssh, a CUDA toolkit they need to build
 their ops. The launcher's own traceback follows; the fix is in the environment."""
 
+import re
+
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
+from gpudoctor.knowledge.patterns.builds import CAUSES as BUILD_LINE_CAUSES
 
 E = Severity.ERROR
 
@@ -11,7 +14,42 @@ E = Severity.ERROR
 # host compiler, a header or library missing, the host's memory): where the log shows one, `extension-build-failed`'s wrapper
 # lines are its consequence
 BUILD_CAUSES = ("cuda-toolkit-missing", "deepspeed-cuda-home-missing", "msvc-compiler-not-found", "build-gpu-arch-unsupported",
-                "build-out-of-host-memory", "build-dependency-missing", "build-host-compiler-unsupported")
+                "build-out-of-host-memory", "build-dependency-missing", "build-host-compiler-unsupported", *BUILD_LINE_CAUSES)
+WRAPPER = "extension-build-failed"
+# The findings whose title gives what the line names and whose fix is the step it decides (knowledge/story.py)
+DETAIL_SAID = (WRAPPER,)
+WRAPPER_FIX = """nvcc --version, echo $CUDA_HOME and python -c 'import torch; print(torch.__version__, torch.version.cuda)' must agree: install
+        the CUDA toolkit of torch's CUDA version and point CUDA_HOME at it; better, install a prebuilt wheel made for your Python,
+        torch and CUDA (the package's release page, or a container that ships it); else rebuild verbosely with fewer jobs,
+        MAX_JOBS=4 pip install -v --no-build-isolation PACKAGE 2>&1 | tee build.log, and read the first `error:` line; for a build at
+        first use: rm -rf ~/.cache/torch_extensions, or prebuild it: DS_BUILD_FUSED_ADAM=1 pip install deepspeed --no-cache-dir""".replace("\n        ", " ")
+
+
+def wrapper_fields(m: re.Match, context: list[str]) -> dict:
+    """What the line is: the compiler's own error (it names the reason: quoted), a package's own check, or a wrapper that
+    only says the build failed (`wrapper`: the story tells a later line of the compiler's own instead, knowledge/story.py
+    `record`), and the step each decides."""
+    out = groups(m, context)
+    if out.get("compiler_error"):
+        where = m.string[: m.start("compiler_error")].strip().rstrip(":").strip(" >'\"")[-120:]
+        error = " ".join(out["compiler_error"].split())[:160]
+        out["detail"] = f'the compiler\'s first error, "{error}"'
+        out["step"] = (f"the compiler stopped at {where}: that code does not compile against what is installed here, in other versions "
+                       "than it was written for (the CUDA toolkit's headers, torch's, the compiler, a library such as pybind11 or cuDNN); "
+                       f"{WRAPPER_FIX.split('; else ')[0]}; or build the package's release whose requirements (README, setup.py) name the torch "
+                       "and CUDA installed here; the package's issues for the quoted line name the version that fixed it")
+        return out
+    if out.get("requested") or out.get("optimizer"):
+        out["step"] = WRAPPER_FIX  # a package's own check, or DeepSpeed's op without its build: the line says what
+        return out
+    out["wrapper"] = True
+    shown = f"\"{' '.join(m.group(0).split())[:100]}\""
+    out["detail"] = (f"only its wrapper shows ({shown}): the build's own first error decides why (the compiler's first `error:` line, or "
+                     "the exception its setup.py raised), and no line here that gpudoctor reads is it")
+    out["step"] = ("the build's own first error decides why: the compiler's first `error:` line (above ninja's FAILED line, inside pip's "
+                   "output box) or the exception setup.py raised; where the paste does not hold it, rerun with the whole output, "
+                   "MAX_JOBS=4 pip install -v --no-build-isolation PACKAGE 2>&1 | tee build.log, and read it there; meanwhile: " + WRAPPER_FIX)
+    return out
 
 PATTERNS = [
     pattern(
@@ -115,11 +153,13 @@ PATTERNS = [
         "launcher",
         CAUSE,
         E,
-        "nvcc refused the GPU architecture the build asked for: this CUDA toolkit is older than that architecture, or TORCH_CUDA_ARCH_LIST names one it does not know",
+        "the build asked for a GPU architecture that its CUDA toolkit (nvcc) or its own build scripts do not know: the toolkit is older than that architecture, or TORCH_CUDA_ARCH_LIST names one it cannot read",
         r"nvcc fatal\s*:\s*Unsupported gpu architecture '(?P<arch>[\w ]+)'?"
-        r"|nvcc fatal\s*:\s*Value '(?P<value>\w+)' is not defined for option 'gpu-architecture'"
-        r"|Unknown CUDA arch \((?P<arch_list>[^)]*)\) or GPU not supported",
-        ("Unsupported gpu architecture", "for option 'gpu-architecture'", "Unknown CUDA arch ("),
+        r"|nvcc fatal\s*:\s*Value '(?P<value>\w+)' is not defined for option 'gpu-(?:architecture|name)'"
+        r"|Unknown CUDA arch \((?P<arch_list>[^)]*)\) or GPU not supported"
+        # CMake's FindCUDA (torch's own source build, its cmake/Modules_CUDA_fix) given a name it does not know
+        r"|Unknown CUDA Architecture Name (?P<arch_name>\S+) in CUDA_SELECT_NVCC_ARCH_FLAGS",
+        ("Unsupported gpu architecture", "for option 'gpu-architecture'", "for option 'gpu-name'", "Unknown CUDA arch (", "Unknown CUDA Architecture Name"),
         why="""A CUDA extension is compiled for the GPU architectures the build names (torch.utils.cpp_extension takes them from
         TORCH_CUDA_ARCH_LIST, else from the GPUs it sees; a package's setup.py or CMake may name its own, -gencode
         arch=compute_XX). nvcc knows only the architectures of its own release: compute_75 needs CUDA 10.0, compute_80 11.0,
@@ -136,6 +176,9 @@ PATTERNS = [
             ("nvcc fatal   : Unsupported gpu architecture 'compute_75'", "csuhan/s2anet#44 (CUDA 9.2's nvcc)"),
             ("nvcc fatal   : Unsupported gpu architecture 'compute_61", "ucbdrive/few-shot-object-detection#11 (the quote cut)"),
             ("ValueError: Unknown CUDA arch (8.9+PTX) or GPU not supported", "torch.utils.cpp_extension._get_cuda_arch_flags' check of TORCH_CUDA_ARCH_LIST"),
+            ("  Unknown CUDA Architecture Name 9.0a in CUDA_SELECT_NVCC_ARCH_FLAGS",
+             "pytorch/pytorch#113948 (heldout32: autodetected 9.0a; TORCH_CUDA_ARCH_LIST=\"8.0 8.6 8.9 9.0\" built it)"),
+            ("nvcc fatal   : Value 'sm_30' is not defined for option 'gpu-name'", "pytorch/pytorch#85618 (heldout32, quoted: CUDA 11.7 asked for sm_30)"),
         ],
         not_examples=[
             # nvcc's notice while building for old architectures: the build goes on
@@ -255,8 +298,6 @@ PATTERNS = [
         r"|Failed building wheel for (?P<package>[\w.\-]+)|Building wheel for (?P<wheel>[\w.\-]+) \([\w.]+\) (?:\.\.\. error|did not run successfully)"
         r"|python setup\.py (?P<step>bdist_wheel|egg_info|build_ext|develop|install) did not run successfully"
         r"|(?P<requested>\w+) was requested, but nvcc was not found"
-        r"|The detected CUDA version \((?P<toolkit_cuda>[\d.]+)\) mismatches the version that was used to compile"
-        r"|is only supported on CUDA (?P<needs_cuda>[\d.]+) and above"
         r"|(?P<objects>Error compiling objects for extension)"
         # the compiler's own error line, which names the reason (nvcc and MSVC: file(line): error ...; gcc: file:line:col: error: ...)
         r"|\.(?:cu|cuh|h|hpp|cpp|cc|cxx|c)(?:\(\d+\)|:\d+:\d+): (?P<compiler_error>(?:fatal )?error(?: C\d{4})?: .+)"
@@ -265,7 +306,7 @@ PATTERNS = [
         # error users see is its absence (aqlaboratory/openfold#98: no CUDA toolkit), the build's own error above it
         r"|'(?P<optimizer>DeepSpeedCPU(?:Adam|Adagrad|Lion))' object has no attribute 'ds_opt_(?:adam|adagrad|lion)'",
         ("Error building extension", "'ninja'", "Failed building wheel", "Building wheel for", "did not run successfully", "nvcc was not found",
-         "The detected CUDA version", "and above", "FAILED: ", "failed with exit", "Error compiling objects", "): error", ": error: ", "): fatal error", ": fatal error: ", "object has no attribute 'ds_opt_"),
+         "FAILED: ", "failed with exit", "Error compiling objects", "): error", ": error: ", "): fatal error", ": fatal error: ", "object has no attribute 'ds_opt_"),
         why="""Packages with C++/CUDA code (DeepSpeed ops, flash-attn, TransformerEngine, apex, horovod, xformers) compile it with
         nvcc and the host compiler: at first use (torch.utils.cpp_extension, ninja) or at install time, when pip or uv finds no
         prebuilt wheel for this Python, torch and CUDA. The build fails when nvcc is missing (no CUDA toolkit, CUDA_HOME unset, a
@@ -277,11 +318,7 @@ PATTERNS = [
         `pip install -v` output, decides which. DeepSpeed's CPU optimizers (DeepSpeedCPUAdam, -Adagrad, -Lion) build their op when
         they are made; a failed build leaves the optimizer without its op, and what is seen is "'DeepSpeedCPUAdam' object has no
         attribute 'ds_opt_adam'", the build's own error above it (`ds_report` shows which of DeepSpeed's ops can build here).""",
-        fix="""nvcc --version, echo $CUDA_HOME and python -c 'import torch; print(torch.__version__, torch.version.cuda)' must agree: install
-        the CUDA toolkit of torch's CUDA version and point CUDA_HOME at it; better, install a prebuilt wheel made for your Python,
-        torch and CUDA (the package's release page, or a container that ships it); else rebuild verbosely with fewer jobs,
-        MAX_JOBS=4 pip install -v --no-build-isolation PACKAGE 2>&1 | tee build.log, and read the first `error:` line; for a build at
-        first use: rm -rf ~/.cache/torch_extensions, or prebuild it: DS_BUILD_FUSED_ADAM=1 pip install deepspeed --no-cache-dir""".replace("\n        ", " "),
+        fix="STEP",
         examples=[
             ("RuntimeError: Error building extension 'fused_adam'", "deepspeedai/DeepSpeed#629"),
             ("[BUG] RuntimeError: Error building extension 'fused_adam' Loading extension module fused_adam", "deepspeedai/DeepSpeed#5623"),
@@ -294,8 +331,6 @@ PATTERNS = [
                 "If you're installing within a container from https://hub.docker.com/r/pytorch/pytorch, only images whose names contain 'devel' will provide nvcc.",
                 "Dao-AILab/flash-attention#509",
             ),
-            ("      The detected CUDA version (12.2) mismatches the version that was used to compile", "NVIDIA/TransformerEngine#553 (torch built with 11.7)"),
-            ("      RuntimeError: FlashAttention is only supported on CUDA 11.6 and above.  Note: make sure nvcc has a supported version by running nvcc -V.", "Dao-AILab/flash-attention#597"),
             ("FAILED: /test/flash-attention/hopper/build/temp.linux-x86_64-cpython-310/flash_fwd_hdim64_fp16_sm90.o", "Dao-AILab/flash-attention#1131 (ninja)"),
             ("error: command '/usr/local/cuda/bin/nvcc' failed with exit code 255", "Dao-AILab/flash-attention#298 (title: setuptools' failure line)"),
             ("RuntimeError: Error compiling objects for extension", "open-mmlab/mmcv#2612 (torch's ninja build of mmcv-full on Windows)"),
@@ -319,7 +354,7 @@ PATTERNS = [
         ],
         # the build's own error line, where the log shows one, is why (its wrapper lines are its consequence)
         after=BUILD_CAUSES,
-        fields=groups,
+        fields=wrapper_fields,
     ),
     pattern(
         "launcher-master-addr-empty",
