@@ -29,7 +29,7 @@ from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.patterns.classes17b import CPU_BUILD_STEP, PRINTED_PROBE
 from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
 from gpudoctor.knowledge.patterns.classes10a import read_by_wrapper_itself
-from gpudoctor.knowledge.patterns.classes11a import TOLD_AFTER_OTHER_CAUSES
+from gpudoctor.knowledge.patterns.classes11a import TOLD_AFTER_OTHER_CAUSES as TOLD_AFTER_11A
 from gpudoctor.knowledge.patterns.classes11a import by_frame as frame_class11
 from gpudoctor.knowledge.patterns.classes12a import by_frame as frame_class12a
 from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
@@ -37,6 +37,7 @@ from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.classes17b import fault_fields
 from gpudoctor.knowledge.patterns.classes31a import READ_AS_FOUND
+from gpudoctor.knowledge.patterns.classes33i import TOLD_AFTER_OTHER_CAUSES as TOLD_AFTER_33I
 from gpudoctor.knowledge.patterns.classes20a import SIZES_SAID
 from gpudoctor.knowledge.patterns.classes23b import STOPPED_FROM_OUTSIDE
 from gpudoctor.knowledge.patterns.classes21d import DETAIL_SAID
@@ -92,6 +93,8 @@ from gpudoctor.knowledge.unrecognised import (
 # torchrun's negative exit codes are signals; the Root Cause block may be all a log has of them
 SIGNAL_EXITCODES = {"-9": "launcher-sigkill", "-7": "launcher-sigbus", "-11": "launcher-sigsegv", "-6": "launcher-sigabrt"}
 GATE = needle_gate(ALL)
+# causes told after any other cause the log shows (classes11a.py: a process without a GPU; classes33i.py: a batch script's set-up)
+TOLD_AFTER_OTHER_CAUSES = (*TOLD_AFTER_11A, *TOLD_AFTER_33I)
 # Signals whose death says what failed (an arithmetic fault, an instruction this CPU lacks) and that no
 # pattern of SIGNAL_EXITCODES tells; a stop signal (SIGTERM) or SIGKILL/SIGABRT say only that a rank was ended.
 SELF_TELLING = re.compile(r"\((?:SIGFPE|SIGILL)\)$")
@@ -838,7 +841,8 @@ class Diagnosis:
                 told[UNRECOGNISED.id] = Seen(UNRECOGNISED, generic.order, first, generic.count, generic.samples, generic.ranks, generic.nodes, generic.by_rank)
                 self.by_frame(told, sign, generic.first.fields.get("exception", ""), generic.first.fields.get("message", ""))
             return
-        explained = any(s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR for s in told.values())
+        # (a batch script's set-up that failed explains no failure the log shows after it: the job's own failure is told too)
+        explained = any(s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR and s.pattern.id not in TOLD_AFTER_33I for s in told.values())
         sign = self.signs.headline()
         later = self.later_runs_sign(told) if explained else None
         if later is not None:
@@ -849,7 +853,7 @@ class Diagnosis:
             sign = self.fatal_signal_exit() or sign
         if sign is None or explained:
             return
-        if (later is None and any(s.pattern.severity is Severity.ERROR for s in told.values()) and sign.strength < STRONG
+        if (later is None and any(s.pattern.severity is Severity.ERROR and s.pattern.id not in TOLD_AFTER_33I for s in told.values()) and sign.strength < STRONG
                 and not self.fatal_signal_exit()):
             return  # an exit code the launcher's own findings already tell: no second story
         if any(pid in told for pid in COLLECTIVE_TIMEOUTS) and timeout_surfacing(sign):
@@ -1713,7 +1717,7 @@ class Diagnosis:
             title = f"{title} (its cause is not in this log: look at the other ranks' output)"
         elif role == HARMLESS:
             ev["safe_to_ignore"] = p.id != "nccl-p2p-in-use"  # P2P is only shown when the job hung
-        if p.id in TOLD_AFTER_OTHER_CAUSES and by is None and self.only_cause(seen) and (spoken := sorted([*self.error_lines, *self.mention_lines])):
+        if p.id in TOLD_AFTER_11A and by is None and self.only_cause(seen) and (spoken := sorted([*self.error_lines, *self.mention_lines])):
             # the warning says the process had no GPU; an error the log speaks of but does not show may be the failure
             # (chemprop/chemprop#929: "I receive errors ...", the trace cut after the warning; the thread's failure was a
             # bug of predict.py): said, never hidden behind it, and the warning is not asserted as the failure (a judge
