@@ -735,6 +735,8 @@ class Diagnosis:
         """The pattern in this log that explains `seen`, if any."""
         if seen.pattern is UNRECOGNISED:
             return self.attempt_before(seen)
+        if seen.pattern.id == "launcher-sigkill" and (raiser := self.killed_after_raise(seen)) is not None:
+            return raiser
         if seen.pattern.id in LEFT_BY_A_FAILED_READER:
             # the input's reader failed with an exception the log holds: that exception is why the queue was left empty
             reader = self.told.get(UNRECOGNISED.id) or self.told.get("python-exception") or self.told.get(REFUSED_VALUE)
@@ -753,6 +755,18 @@ class Diagnosis:
             elif after in self.seen and after != seen.pattern.id and not self.runs_apart(self.seen[after], seen):
                 return self.seen[after]
         return None
+
+    def killed_after_raise(self, seen: Seen) -> Optional[Seen]:
+        """The failure whose exception line stands right above each bare "Killed" of `seen` (patterns/launcher.py
+        `killed_under_exception`): the program raised, then its process was killed as it went down (a server stopping its own
+        process tree after its error), so the kill is that failure's consequence, not the kernel's OOM killer's; or None."""
+        hits = [seen.first, *seen.samples]
+        if not all(h.fields.get("bare") and h.fields.get("raised_line") for h in hits):
+            return None
+        raised = min(int(h.fields["raised_line"]) for h in hits)
+        causes = [s for s in self.seen.values() if s is not seen and s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR
+                  and s.first.source == seen.first.source and s.first.line <= raised]
+        return max(causes, key=lambda s: s.first.line, default=None)
 
     def runs_apart(self, cause: Seen, seen: Seen) -> bool:
         """`cause` and `seen` are two runs' (the program started again after every line of the earlier one, at or before the
