@@ -1228,17 +1228,26 @@ class Diagnosis:
             # an opening the log printed at every earlier start too (a Hydra run started again and again, an OOM restarted
             # from its checkpoint, heldout17w): a start, where one process writes the log and the later run got somewhere
             restart = self.openings.restart_after(first, max(seen.last, seen.first.line), repeated=True)
-            if restart is not None and not self.moved_after(restart[0]) and self.ended_by_itself(seen, restart[0]) is None:
+            if (restart is not None and not self.moved_after(restart[0]) and self.ended_by_itself(seen, restart[0]) is None
+                    and not self.failed_again_after(seen, restart[0])):
                 return None
         if restart is None:
             return None
         # (where more than one process writes the log, a later line of progress may be another node's or rank's)
         moved = not self.many_processes(seen) and self.moved_after(restart[0])
-        decided = moved or self.ended_line > restart[0] or self.ended_by_itself(seen, restart[0]) is not None or any(
-            other.pattern.role == CAUSE and other.pattern.severity is Severity.ERROR and other.first.line > restart[0] and not other.first.source
-            and self.explained_by(other) is not seen  # (not what the failure itself caused)
-            for other in self.seen.values())
+        decided = (moved or self.ended_line > restart[0] or self.ended_by_itself(seen, restart[0]) is not None
+                   or self.failed_again_after(seen, restart[0]))
         return restart if decided else None
+
+    def failed_again_after(self, seen: Seen, again: int) -> bool:
+        """Another failure of the log's own (an error cause, not what `seen` caused) with a line after line `again`, where the
+        program started again: the later run's own failure. Its last line counts (diagI33): the catch-all for exceptions no
+        pattern names holds every run's, its first an earlier run's (heldout31w Dane-ME/keypoint-detection: nine starts appended
+        to one file, the last two failing in torch.stack, an earlier one's conv-input-channels line named)."""
+        return any(
+            other is not seen and other.pattern.role == CAUSE and other.pattern.severity is Severity.ERROR and not other.first.source
+            and max(other.last, other.first.line) > again and self.explained_by(other) is not seen  # (not what the failure itself caused)
+            for other in self.seen.values())
 
     def ended_by_itself(self, seen: Seen, again: int) -> Optional[tuple[int, str]]:
         """(line, text) of the run's own end (knowledge/progress.py `run_end`: "- INFO - Done!", "Training completed") after
@@ -1284,7 +1293,12 @@ class Diagnosis:
         latest = seen.latest
         if latest is None or seen.first.source or latest.source or latest.line <= seen.first.line:
             return seen
-        restart = self.started_anew(seen.first.line, self.many_processes(seen))
+        many = self.many_processes(seen)
+        restart = self.started_anew(seen.first.line, many)
+        if restart is None and not many and not self.by_jobs() and self.openings is not None:
+            # (diagI33) the log's opening lines printed again after the first hit, at every start of one process's runs
+            # (heldout31w Dane-ME/keypoint-detection's "=== Starting Training Pipeline ===")
+            restart = self.openings.restart_after(first_hit(seen), seen.first.line, repeated=True)
         if restart is None or restart[0] > latest.line or seen.pattern.severity is not Severity.ERROR:
             return seen
         return Seen(seen.pattern, seen.order, latest, seen.count, seen.samples, seen.ranks, seen.nodes, seen.by_rank, seen.last, latest)
