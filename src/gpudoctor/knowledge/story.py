@@ -1299,6 +1299,9 @@ class Diagnosis:
             # (diagI33) the log's opening lines printed again after the first hit, at every start of one process's runs
             # (heldout31w Dane-ME/keypoint-detection's "=== Starting Training Pipeline ===")
             restart = self.openings.restart_after(first_hit(seen), seen.first.line, repeated=True)
+            told_by = self.signs.exception_at(latest.where)
+            if restart is not None and (told_by is None or restart[0] >= told_by.line):
+                restart = None  # (a line the run repeats inside the last traceback, a frame's: no start before it)
         if restart is None or restart[0] > latest.line or seen.pattern.severity is not Severity.ERROR:
             return seen
         return Seen(seen.pattern, seen.order, latest, seen.count, seen.samples, seen.ranks, seen.nodes, seen.by_rank, seen.last, latest)
