@@ -269,3 +269,99 @@ class TestEscapedQuotes:
     def test_control_a_windows_path_keeps_its_backslashes(self):
         text = "FileNotFoundError: [Errno 2] No such file or directory: 'C:\\\\data\\\\train\\\\'\n"
         assert first_error(text).id == "path-not-found"
+
+
+DEV10 = "/work/main/tests/fixtures/log_sample/dev10"
+
+
+def dev10(name: str) -> str:
+    """A dev10 case (whole job output files, development), when this checkout's main has it; else the test is skipped."""
+    import pytest
+    from pathlib import Path
+
+    here = Path(__file__).resolve().parents[1] / "fixtures" / "log_sample" / "dev10" / f"{name}.log"
+    path = here if here.exists() else Path(DEV10) / f"{name}.log"
+    if not path.exists():
+        pytest.skip("dev10 not in this checkout")
+    return path.read_text(encoding="utf-8")
+
+
+class TestHdf5ObjectMissing:
+    verdict = "hdf5-object-missing"
+
+    def test_sibling_ground_truth_without_its_dataset(self):
+        # dev10 rcvlab/AIIMLab: the .h5 ground truth has no 'density' dataset
+        f = first_error(dev10("rcvlab-aiimlab-crowd-counting-train-out"))
+        assert f.id == self.verdict and "h5ls" in f.fix
+
+    def test_sibling_h5py3_words(self):
+        # maawoo/gedixr#3
+        text = (TB_RUN.replace("import torch", "shots = f[f'{beam}/shot_number'][()]")
+                + "KeyError: \"Unable to synchronously open object (object 'shot_number' doesn't exist)\"\n")
+        assert first_error(text).id == self.verdict
+
+    def test_control_a_dicts_key_is_another_class(self):
+        text = TB_RUN.replace("import torch", "x = batch['density']") + "KeyError: 'density'\n"
+        assert first_error(text).id != self.verdict
+
+
+class TestBitsandbytesOutOfMemory:
+    verdict = "bitsandbytes-out-of-memory"
+
+    def test_sibling_paged_memory_under_wsl(self):
+        # dev9 InternLM/xtuner#319: the line is in the log (the answer said no line showed it)
+        f = first_error(case("dev9", "xtuner-319-wsl-qlora-train"))
+        assert f.id == self.verdict and "paged" in f.fix and "wslconfig" in f.fix
+
+    def test_sibling_another_cuda_error_keeps_cudas_table(self):
+        text = "Error invalid device function at line 508 in file /home/s/bitsandbytes-main/csrc/ops.cu\n"
+        assert first_error(text).id == "cuda-no-kernel-image"
+
+    def test_control_the_title_alone(self):
+        text = ("# wsl ubuntu 22.04：xtuner train : Error out of memory at line 380 in file "
+                "/mmfs1/gscratch/zlab/timdettmers/git/bitsandbytes/csrc/pythonInterface.c\n") + TRAINED
+        assert self.verdict not in errors(text)
+
+
+class TestLocalRequestProxied:
+    verdict = "local-request-proxied"
+
+    def test_sibling_sglang_warmup(self):
+        f = first_error(case("heldout32b", "sglang-2468-quick-start-mistral-7b"))
+        assert f.id == self.verdict and "no_proxy" in f.fix
+
+    def test_control_a_remote_gateway(self):
+        text = "requests.exceptions.HTTPError: 502 Server Error: Bad Gateway for url: https://huggingface.co/api/models/x\n"
+        assert self.verdict not in errors(text)
+
+    def test_control_a_server_not_ready(self):
+        text = "AssertionError: res=<Response [503]>, res.text=''\n"
+        assert self.verdict not in errors(text)
+
+
+class TestMpirunProgramNotStarted:
+    verdict = "mpirun-program-not-started"
+
+    def test_sibling_openhpc_prun_without_python(self):
+        # dev10 bi-altgg slurm.out: prun found no python3 on the batch job's PATH
+        f = first_error(dev10("bi-altgg-afai-vs-haldane-slurm-out"))
+        assert f.id == self.verdict and "module load" in f.fix and "python3" in f.fix
+
+    def test_control_prun_starting_the_program(self):
+        text = "[prun] Master compute host = c1\n[prun] Resource manager = slurm\n[prun] Launch cmd = mpirun python3 train.py\n" + TRAINED
+        assert errors(text) == []
+
+
+class TestLightningGpusUnavailable:
+    verdict = "lightning-gpus-unavailable"
+
+    def test_sibling_no_gpu_at_all(self):
+        # dev10 kanadem/TwitterRumorDetection: gpus=[0] on a machine with none
+        f = first_error(dev10("kanadem-twitterrumordetection-train-out"))
+        assert f.id == self.verdict and f.fix.startswith("this process sees no GPU at all")
+
+    def test_control_an_index_past_the_gpus_keeps_the_index_step(self):
+        text = ("lightning_fabric.utilities.exceptions.MisconfigurationException: You requested gpu: [1]\n"
+                " But your machine only has: [0]\n")
+        f = first_error(text)
+        assert f.id == self.verdict and not f.fix.startswith("this process sees no GPU")

@@ -1707,6 +1707,13 @@ class Diagnosis:
             ev["early_collective"] = int(seen.first.fields["SeqNum"])
             why += " " + EARLY_WHY.format(seq=seen.first.fields["SeqNum"])
             fix = EARLY_FIX + "; " + fix
+        if by is not None and p.id == "launcher-sigkill" and self.killed_after_raise(seen) is by:
+            # (diagI33) a bare "Killed" under the program's own exception: killed as it went down, not the OOM killer's
+            title = "the process was killed right after the error printed above it (its process tree stopped as it went down)"
+            why = ("A bare 'Killed' right under the line a traceback ends in: the program raised, then its process was killed with "
+                   "SIGKILL as it went down (a server that stops its own workers after its error: sglang's kill_process_tree). "
+                   "The error above it is the failure; the kill follows from it.")
+            fix = f"fix the error above it ({by.pattern.id}); the kill needs nothing of its own"
         if by is not None:
             role = ev["role"] = CONSEQUENCE
             ev["consequence_of"] = by.pattern.id

@@ -13,13 +13,25 @@ the failure and the answer was not right, sorted by the class of their message.
   Python and libraries the node has. An error told after any other cause the log shows (story.py's order): a job that
   then failed of something else failed of that; where the job's own progress follows and nothing fails, it went on
   (story.py `went_on`).
+- h5py's KeyError that the HDF5 file has no object of that name ("Unable to open object (object 'density' doesn't exist)",
+  h5py 3's "Unable to synchronously open object"): the file the code opened was written without it (another preparation
+  step or version, a file of another data set, a key spelt otherwise). An error: the line decides what the file lacks.
+- bitsandbytes' own CUDA check that ran out of memory ("Error out of memory at line 380 in file .../csrc/pythonInterface.c"):
+  in pythonInterface.c it is the unified (managed) memory its paged optimizers allocate (cudaMallocManaged), which WSL2
+  and a host short of RAM refuse; in its kernels' files (ops.cu) the GPU's memory. No traceback follows it: the process
+  exits, so the line is the failure (dev9 InternLM/xtuner#319: QLoRA under WSL, read as "no line shows it").
+- a request to the program's own local server answered "502 Bad Gateway": a server does not say that of itself, a proxy
+  does, and the environment's http_proxy (set to download models) takes the program's requests to 127.0.0.1 too (sglang's
+  warm-up: "AssertionError: res=<Response [502]>, res.text=''", then it stops its server: heldout32b sgl-project/sglang#2468,
+  sgl-project/sglang#7341 names the proxy).
 - scikit-learn's attribute learned by fit (a name ending in one underscore: `coef_`, `estimators_`, `vocabulary_`) read
   on an estimator that has none: not fitted on this path, or unpickled from another scikit-learn release; and
   scikit-learn's own NotFittedError. A class the unrecognised answer names (its frame and traceback decide the rest).
 
 Written from heldout32e's 0d3ng/object-detection-vino (the cv2.error line read as a traceback cut before its end),
 nmank/ModuleRefinement and yuanhaol123/WEHA_EPR (conda's and Lmod's set-up errors in slurm.err), heldout20w's
-jshe2304/smilesVAE (conda's, then the time limit) and heldout32e's DanielBerns/weather_forecast (estimators_ before fit);
+jshe2304/smilesVAE (conda's, then the time limit), heldout32e's DanielBerns/weather_forecast (estimators_ before fit) and
+dev10's rcvlab/AIIMLab crowd counting (a ground-truth .h5 without its 'density' dataset);
 the other real lines are from the threads named beside them (the issues corpus).
 """
 
@@ -36,6 +48,9 @@ OPENCV_EMPTY = "opencv-image-empty"
 OPENCV_CHECK = "opencv-check-failed"
 JOB_ENVIRONMENT = "job-environment-not-set-up"
 NOT_FITTED = "estimator-not-fitted"
+HDF5_OBJECT = "hdf5-object-missing"
+BNB_OOM = "bitsandbytes-out-of-memory"
+LOCAL_PROXY = "local-request-proxied"
 
 # Causes the line decides that are told after any other cause the log shows (story.py's order): the environment the batch
 # script did not set up explains the job's failure only where nothing else does (an import it could not make: module-not-found
@@ -211,6 +226,94 @@ PATTERNS = [
         ],
         context_after=1,
         fields=environment_fields,
+    ),
+    pattern(
+        HDF5_OBJECT,
+        "dataloader",
+        CAUSE,
+        E,
+        "an HDF5 file the code opened has no dataset or group of the name it asked for",
+        r"KeyError: [\"']?Unable to (?:synchronously )?open object \((?:[Oo]bject '(?P<object>[^']+)' doesn't exist|Component not found)\)",
+        ("open object (",),
+        why="""h5py raises KeyError when the file has no object (a dataset or a group) at the name the code reads (f['density'],
+        f[f'{beam}/shot_number']): the file was written by another preparation step, another version of it or for another data
+        set (ground truth made without that field, features saved under other names), the code opened another file than the
+        one meant (a path or a list file naming the wrong one), or the name is spelt otherwise in the file. A Keras .h5 of
+        weights names its layers: one saved from another model has other names.""",
+        fix="""list what the file holds: h5ls -r FILE (or python -c "import h5py; h5py.File('FILE', 'r').visit(print)"), and compare it
+        with the name the code reads at the traceback's last frame of your code; regenerate the file with the project's
+        preparation script (the one that writes that name), or point the code at the prepared file (its path, its list of files);
+        a Keras weights file of another model: load it into the model that saved it, or by name (load_weights(path,
+        by_name=True))""".replace("\n        ", " "),
+        examples=[
+            ("KeyError: \"Unable to open object (object 'density' doesn't exist)\"", "dev10 rcvlab/AIIMLab train.out (ground truth without its density maps)"),
+            ("KeyError: \"Unable to open object (object 'data' doesn't exist)\"", "laughtervv/SGPN#33 (a list file naming the .h5 files without their extension)"),
+            ("KeyError: \"Unable to synchronously open object (object 'shot_number' doesn't exist)\"", "maawoo/gedixr#3 (h5py 3's words)"),
+            ("KeyError: 'Unable to open object (Component not found)'", "h5py/h5py#909 (h5py 2's words)"),
+        ],
+        not_examples=[
+            "KeyError: 'density'",  # a dict's key: another class
+            "[WARNING] Unable to open object (object 'density' doesn't exist), computing it",
+        ],
+        fields=groups,
+    ),
+    pattern(
+        BNB_OOM,
+        "cuda",
+        CAUSE,
+        E,
+        "bitsandbytes ran out of memory in its own CUDA call (its paged optimizer's unified memory, or the GPU's)",
+        r"^Error out of memory at line (?P<at>\d+) in file (?P<file>\S*(?:bitsandbytes|csrc)\S*?(?P<source>pythonInterface\.c(?:pp)?|[\w.]+\.cu))$",
+        ("Error out of memory at line",),
+        why="""bitsandbytes checks each CUDA call of its own and prints "Error <CUDA's message> at line N in file F" before the process
+        exits (no Python traceback follows). In pythonInterface.c the call is its unified-memory allocation (cudaMallocManaged),
+        which the paged optimizers (paged_adamw_32bit, paged_adamw_8bit, PagedAdamW) use to page their states between the GPU
+        and host RAM: WSL2 gives CUDA's unified memory far less room than a Linux host (and no oversubscription), and a host
+        short of RAM or swap refuses it too. In its kernels' files (ops.cu, kernels.cu) it is the GPU's own memory, as torch's
+        CUDA out of memory.""",
+        fix="""in pythonInterface.c: use an optimizer that is not paged (optim="adamw_torch" or "adamw_bnb_8bit" instead of paged_adamw_*,
+        or the config's optimizer type without Paged), or give the host more memory (under WSL2: memory= and swap= in
+        %UserProfile%\\.wslconfig, then wsl --shutdown); in a kernel's file: lower the batch size or the sequence length, as for
+        a CUDA out of memory (nvidia-smi: other processes on the GPU)""".replace("\n        ", " "),
+        examples=[
+            ("Error out of memory at line 380 in file /mmfs1/gscratch/zlab/timdettmers/git/bitsandbytes/csrc/pythonInterface.c",
+             "InternLM/xtuner#319 (dev9: QLoRA under WSL2; the same code runs on a Linux host)"),
+            ("Error out of memory at line 351 in file /home/developer/bitsandbytes/csrc/pythonInterface.c",
+             "bitsandbytes-foundation/bitsandbytes#464 (managed pointers under unified memory)"),
+            ("Error out of memory at line 88 in file D:\\a\\bitsandbytes-windows-webui\\bitsandbytes-windows-webui\\csrc\\ops.cu",
+             "jllllll/bitsandbytes-windows-webui#14 (a kernel's allocation: the GPU's memory)"),
+        ],
+        not_examples=[
+            "# wsl ubuntu 22.04：xtuner train : Error out of memory at line 380 in file /mmfs1/bitsandbytes/csrc/pythonInterface.c",  # a title
+            "Error invalid device function at line 508 in file /home/s/bitsandbytes-main/csrc/ops.cu",  # CUDA's table: no kernel image
+        ],
+        fields=groups,
+    ),
+    pattern(
+        LOCAL_PROXY,
+        "launcher",
+        CAUSE,
+        E,
+        "a request to the program's own local server was answered 502 Bad Gateway: an HTTP proxy in the environment took it",
+        r"AssertionError: res=<Response \[502\]>"
+        r"|502 (?:Server Error: )?Bad Gateway for url: https?://(?P<host>localhost|127\.0\.0\.1|0\.0\.0\.0)[:/]",
+        ("<Response [502]>", "Bad Gateway for url"),
+        why="""502 Bad Gateway is a proxy's answer: it could not reach the server it was asked for. A program that starts an HTTP server
+        and then calls it (sglang's warm-up request, a client of a local vLLM or TGI server) sends that call through the proxy its
+        environment names (http_proxy, https_proxy, all_proxy: often set to download models), and the proxy cannot reach the
+        machine's own 127.0.0.1. sglang then stops its server ("Killed"). The server itself may be healthy.""",
+        fix="""export no_proxy=localhost,127.0.0.1,0.0.0.0 NO_PROXY=localhost,127.0.0.1,0.0.0.0 in the environment the server starts in (or
+        unset http_proxy https_proxy all_proxy for it once the model is downloaded), then start it again""".replace("\n        ", " "),
+        examples=[
+            ("AssertionError: res=<Response [502]>, res.text=''", "sgl-project/sglang#2468 (heldout32b), #16855; sgl-project/sglang#7341 (the proxy that causes it)"),
+            ("requests.exceptions.HTTPError: 502 Server Error: Bad Gateway for url: http://127.0.0.1:8000/v1/completions",
+             "a client of a local server behind the environment's proxy"),
+        ],
+        not_examples=[
+            "AssertionError: res=<Response [503]>, res.text=''",  # the server's own answer: not ready
+            "requests.exceptions.HTTPError: 502 Server Error: Bad Gateway for url: https://huggingface.co/api/models/x",  # a remote host's gateway
+        ],
+        fields=groups,
     ),
     pattern(
         NOT_FITTED,
