@@ -365,3 +365,34 @@ class TestLightningGpusUnavailable:
                 " But your machine only has: [0]\n")
         f = first_error(text)
         assert f.id == self.verdict and not f.fix.startswith("this process sees no GPU")
+
+
+class TestModuleShadowedByAFile:
+    verdict = "module-not-found"
+
+    def test_sibling_not_a_package(self):
+        # heldout27 cuquantum#76: "'cusvaer' is not a package": a single module of that name was imported
+        f = first_error(case("heldout27", "cuquantum-76-apptainer-appliance"))
+        assert f.id == self.verdict and f.fix.startswith("cusvaer was imported as a single module")
+
+    def test_control_a_plain_dotted_name_keeps_the_submodule_step(self):
+        f = first_error("ModuleNotFoundError: No module named 'torch.distributed.elastic'\n")
+        assert f.fix.startswith("Python imported torch and found no torch.distributed.elastic")
+
+
+class TestOpenCVWithoutGui:
+    verdict = "opencv-check-failed"
+
+    def test_sibling_imshow_in_a_headless_build(self):
+        # heldout28 LivePortrait#76: the reporter's second error (the thread's fix: another opencv-python)
+        text = ("Traceback (most recent call last):\n  File \"inference.py\", line 40, in <module>\n    cv2.imshow('x', frame)\n"
+                "cv2.error: OpenCV(4.10.0) /io/opencv/modules/highgui/src/window.cpp:1301: error: (-2:Unspecified error) The function is "
+                "not implemented. Rebuild the library with Windows, GTK+ 2.x or Cocoa support. If you are on Ubuntu or Debian, install "
+                "libgtk2.0-dev and pkg-config, then re-run cmake or configure script in function 'cvShowImage'\n")
+        f = first_error(text)
+        assert f.id == self.verdict and "opencv-python-headless" in f.fix
+
+    def test_control_a_display_missing_keeps_its_verdict(self):
+        text = ("cv2.error: OpenCV(4.6.0) /io/opencv/modules/highgui/src/window_gtk.cpp:635: error: (-2:Unspecified error) Can't "
+                "initialize GTK backend in function 'cvInitSystem'\n")
+        assert first_error(text).id != self.verdict

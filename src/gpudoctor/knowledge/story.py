@@ -1246,7 +1246,8 @@ class Diagnosis:
         to one file, the last two failing in torch.stack, an earlier one's conv-input-channels line named)."""
         return any(
             other is not seen and other.pattern.role == CAUSE and other.pattern.severity is Severity.ERROR and not other.first.source
-            and max(other.last, other.first.line) > again and self.explained_by(other) is not seen  # (not what the failure itself caused)
+            and (max(other.last, other.first.line) if other.pattern.id in GENERIC_FINDINGS else other.first.line) > again
+            and self.explained_by(other) is not seen  # (not what the failure itself caused)
             for other in self.seen.values())
 
     def ended_by_itself(self, seen: Seen, again: int) -> Optional[tuple[int, str]]:

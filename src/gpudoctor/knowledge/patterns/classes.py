@@ -54,12 +54,22 @@ SUBMODULE_STEP = ("Python imported {top} and found no {module} in it (a package 
                   "imported); or the name is misspelt")
 
 
+# "No module named 'a.b'; 'a' is not a package": `a` was found as a single module (a file a.py, a compiled a.so), not the package
+NOT_A_PACKAGE = re.compile(r"; '[\w.]+' is not a package")
+NOT_A_PACKAGE_STEP = ("{top} was imported as a single module, not as the package that has {module}: a file {top}.py (or a compiled "
+                      "module of that name) earlier on the path shadows it (the working directory, the script's folder, another "
+                      "environment's site-packages): `python -c \"import {top}; print({top}.__file__)\"` shows which; rename that file, "
+                      "or run with the environment that has the package")
+
+
 def module_fields(m, context: list[str]) -> dict:
     """The module named; a dotted one (a submodule the imported package lacks) has its own step."""
     out = groups(m, context)
     module = out.get("module", "")
     top, dot, _ = module.partition(".")
-    if dot and top and not module.split(".")[-1].startswith("_"):  # (a compiled part, vllm._C: an extension not built)
+    if dot and top and NOT_A_PACKAGE.search(m.string):
+        out.update(read_as="module-not-found", step=NOT_A_PACKAGE_STEP.format(top=top, module=module))
+    elif dot and top and not module.split(".")[-1].startswith("_"):  # (a compiled part, vllm._C: an extension not built)
         out.update(read_as="module-not-found", step=SUBMODULE_STEP.format(top=top, module=module))
     return out
 

@@ -72,10 +72,20 @@ DNN_STEP = ("the DNN backend or target the network was set to (net.setPreferable
             "(cv2.dnn.DNN_TARGET_CPU)")
 
 
+# a window function (imshow, waitKey) of a build without a GUI: opencv-python-headless, or a wheel another package pulled in
+GUI_WORDS = re.compile(r"(?i)The function is not implemented\. Rebuild the library with (?:Windows, )?GTK|Cocoa support")
+GUI_STEP = ("this OpenCV has no GUI backend (opencv-python-headless, or an opencv wheel another package installed over it): for "
+            "windows (imshow, waitKey) pip uninstall -y opencv-python-headless opencv-python and pip install opencv-python (one "
+            "OpenCV package only: pip list | grep -i opencv), or write frames to files instead of showing them")
+
+
 def opencv_fields(m: re.Match, context: list[str]) -> dict:
-    """OpenCV's code, reason, words and function; a DNN backend's or target's refusal has its own step."""
+    """OpenCV's code, reason, words and function; a DNN backend's or target's refusal, and a window function of a build
+    without a GUI, have their own steps."""
     out = groups(m, context)
-    if DNN_WORDS.search(out.get("said", "")):
+    if GUI_WORDS.search(out.get("said", "")):
+        out.update(read_as=OPENCV_CHECK, step=GUI_STEP)
+    elif DNN_WORDS.search(out.get("said", "")):
         out.update(read_as=OPENCV_CHECK, step=DNN_STEP)
     return out
 
