@@ -57,6 +57,9 @@ ENTITY = re.compile("|".join(ENTITIES) + r"|&#(?:\d{2,5}|x[0-9a-fA-F]{2,4});")
 
 
 URL_ESCAPE = re.compile(r"%([2-7][0-9A-Fa-f])")  # printable ASCII only
+# (diagI33) an apostrophe a paste escaped inside a word, as a repr or a JSON string writes it ("doesn\'t": heldout32
+# huggingface/accelerate#141's "Distributed package doesn\'t have NCCL built in"); a path's backslash before a quote stays
+ESCAPED_APOSTROPHE = re.compile(r"(?<=[A-Za-z])\\'(?=[A-Za-z])")
 
 
 def entity(m: re.Match) -> str:
@@ -179,6 +182,8 @@ def strip(raw: str) -> LogLine:
         text = ENTITY.sub(entity, text)
         if text[:1] in ">`<":  # markup a page escaped with the text: "&gt; _RuntimeError: ..._" is a quote
             text = unquoted(unmarked(WRAP_HEAD.sub("", text)))
+    if "\\'" in text:
+        text = ESCAPED_APOSTROPHE.sub("'", text)
     if "%20" in text and " " not in text.strip():  # a line copied out of a URL: every space written %20
         text = URL_ESCAPE.sub(lambda m: chr(int(m.group(1), 16)), text)
     rank = local_rank = None

@@ -57,7 +57,11 @@ PYTEST_WHERE = re.compile(r"^(?P<path>\S+\.py):(?P<line>\d+): (?P<cls>(?:[A-Za-z
 IPYTHON_HEADER = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*Traceback \(most recent call last\)")
 CUT_FRAME = re.compile(r'^(?P<path>[^\s"]*\.py)", line (?P<line>\d+), in (?P<func>[\w<>.]+)\s*$')
 # The exception line that ends a traceback: "KeyError: 'x'", "StopIteration", "torch.OutOfMemoryError: ..."
-EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:\((?:[A-Za-z_]\w*\.)*[A-Z]\w*\))?)(?::(?: (?P<message>.*))?)?$")
+# (diagI33) also the classes a module names in lower case, after the module and with a message: OpenCV's "cv2.error: ...",
+# the standard library's "zlib.error", "struct.error", "socket.timeout", "socket.gaierror" (heldout32e 0d3ng/object-detection-vino:
+# the cv2.error line was taken for a traceback cut before its exception)
+LOWER_CLASS = r"(?:[a-z_]\w*\.)+(?:error|timeout|gaierror|herror)(?=: )"
+EXCEPTION_LINE = re.compile(r"^(?P<cls>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:\((?:[A-Za-z_]\w*\.)*[A-Z]\w*\))?|" + LOWER_CLASS + r")(?::(?: (?P<message>.*))?)?$")
 # An exception line without a message must name an exception: "StopIteration", "torch.OutOfMemoryError",
 # "KeyboardInterrupt", "RayTaskError(OSError)"; not a source line a frame quotes ("CLI(setup)",
 # "fire.Fire(do_cli)", "Path") nor a frame's first word cut by the paste ("File", "Fi").

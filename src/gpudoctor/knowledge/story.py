@@ -29,7 +29,7 @@ from gpudoctor.knowledge.patterns import ALL, BY_ID
 from gpudoctor.knowledge.patterns.classes17b import CPU_BUILD_STEP, PRINTED_PROBE
 from gpudoctor.knowledge.patterns.classes9 import setup_of, zero_internal
 from gpudoctor.knowledge.patterns.classes10a import read_by_wrapper_itself
-from gpudoctor.knowledge.patterns.classes11a import TOLD_AFTER_OTHER_CAUSES
+from gpudoctor.knowledge.patterns.classes11a import TOLD_AFTER_OTHER_CAUSES as TOLD_AFTER_11A
 from gpudoctor.knowledge.patterns.classes11a import by_frame as frame_class11
 from gpudoctor.knowledge.patterns.classes12a import by_frame as frame_class12a
 from gpudoctor.knowledge.patterns.classes13b import by_frame as frame_class13b
@@ -37,6 +37,7 @@ from gpudoctor.knowledge.patterns.classes13b import scalar_loss_gathered
 from gpudoctor.knowledge.patterns.classes16c import bare_sibling_import
 from gpudoctor.knowledge.patterns.classes17b import fault_fields
 from gpudoctor.knowledge.patterns.classes31a import READ_AS_FOUND
+from gpudoctor.knowledge.patterns.classes33i import TOLD_AFTER_OTHER_CAUSES as TOLD_AFTER_33I
 from gpudoctor.knowledge.patterns.classes20a import SIZES_SAID
 from gpudoctor.knowledge.patterns.classes23b import STOPPED_FROM_OUTSIDE
 from gpudoctor.knowledge.patterns.classes21d import DETAIL_SAID
@@ -94,6 +95,8 @@ from gpudoctor.knowledge.unrecognised import (
 # torchrun's negative exit codes are signals; the Root Cause block may be all a log has of them
 SIGNAL_EXITCODES = {"-9": "launcher-sigkill", "-7": "launcher-sigbus", "-11": "launcher-sigsegv", "-6": "launcher-sigabrt"}
 GATE = needle_gate(ALL)
+# causes told after any other cause the log shows (classes11a.py: a process without a GPU; classes33i.py: a batch script's set-up)
+TOLD_AFTER_OTHER_CAUSES = (*TOLD_AFTER_11A, *TOLD_AFTER_33I)
 # Signals whose death says what failed (an arithmetic fault, an instruction this CPU lacks) and that no
 # pattern of SIGNAL_EXITCODES tells; a stop signal (SIGTERM) or SIGKILL/SIGABRT say only that a rank was ended.
 SELF_TELLING = re.compile(r"\((?:SIGFPE|SIGILL)\)$")
@@ -744,6 +747,8 @@ class Diagnosis:
         """The pattern in this log that explains `seen`, if any."""
         if seen.pattern is UNRECOGNISED:
             return self.attempt_before(seen)
+        if seen.pattern.id == "launcher-sigkill" and (raiser := self.killed_after_raise(seen)) is not None:
+            return raiser
         if seen.pattern.id in LEFT_BY_A_FAILED_READER:
             # the input's reader failed with an exception the log holds: that exception is why the queue was left empty
             reader = self.told.get(UNRECOGNISED.id) or self.told.get("python-exception") or self.told.get(REFUSED_VALUE)
@@ -762,6 +767,18 @@ class Diagnosis:
             elif after in self.seen and after != seen.pattern.id and not self.runs_apart(self.seen[after], seen):
                 return self.seen[after]
         return None
+
+    def killed_after_raise(self, seen: Seen) -> Optional[Seen]:
+        """The failure whose exception line stands right above each bare "Killed" of `seen` (patterns/launcher.py
+        `killed_under_exception`): the program raised, then its process was killed as it went down (a server stopping its own
+        process tree after its error), so the kill is that failure's consequence, not the kernel's OOM killer's; or None."""
+        hits = [seen.first, *seen.samples]
+        if not all(h.fields.get("bare") and h.fields.get("raised_line") for h in hits):
+            return None
+        raised = min(int(h.fields["raised_line"]) for h in hits)
+        causes = [s for s in self.seen.values() if s is not seen and s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR
+                  and s.first.source == seen.first.source and s.first.line <= raised]
+        return max(causes, key=lambda s: s.first.line, default=None)
 
     def runs_apart(self, cause: Seen, seen: Seen) -> bool:
         """`cause` and `seen` are two runs' (the program started again after every line of the earlier one, at or before the
@@ -850,7 +867,8 @@ class Diagnosis:
                 told[UNRECOGNISED.id] = Seen(UNRECOGNISED, generic.order, first, generic.count, generic.samples, generic.ranks, generic.nodes, generic.by_rank)
                 self.by_frame(told, sign, generic.first.fields.get("exception", ""), generic.first.fields.get("message", ""))
             return
-        explained = any(s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR for s in told.values())
+        # (a batch script's set-up that failed explains no failure the log shows after it: the job's own failure is told too)
+        explained = any(s.pattern.role == CAUSE and s.pattern.severity is Severity.ERROR and s.pattern.id not in TOLD_AFTER_33I for s in told.values())
         sign = self.signs.headline()
         later = self.later_runs_sign(told) if explained else None
         if later is not None:
@@ -861,7 +879,7 @@ class Diagnosis:
             sign = self.fatal_signal_exit() or sign
         if sign is None or explained:
             return
-        if (later is None and any(s.pattern.severity is Severity.ERROR for s in told.values()) and sign.strength < STRONG
+        if (later is None and any(s.pattern.severity is Severity.ERROR and s.pattern.id not in TOLD_AFTER_33I for s in told.values()) and sign.strength < STRONG
                 and not self.fatal_signal_exit()):
             return  # an exit code the launcher's own findings already tell: no second story
         if any(pid in told for pid in COLLECTIVE_TIMEOUTS) and timeout_surfacing(sign):
@@ -1222,17 +1240,27 @@ class Diagnosis:
             # an opening the log printed at every earlier start too (a Hydra run started again and again, an OOM restarted
             # from its checkpoint, heldout17w): a start, where one process writes the log and the later run got somewhere
             restart = self.openings.restart_after(first, max(seen.last, seen.first.line), repeated=True)
-            if restart is not None and not self.moved_after(restart[0]) and self.ended_by_itself(seen, restart[0]) is None:
+            if (restart is not None and not self.moved_after(restart[0]) and self.ended_by_itself(seen, restart[0]) is None
+                    and not self.failed_again_after(seen, restart[0])):
                 return None
         if restart is None:
             return None
         # (where more than one process writes the log, a later line of progress may be another node's or rank's)
         moved = not self.many_processes(seen) and self.moved_after(restart[0])
-        decided = moved or self.ended_line > restart[0] or self.ended_by_itself(seen, restart[0]) is not None or any(
-            other.pattern.role == CAUSE and other.pattern.severity is Severity.ERROR and other.first.line > restart[0] and not other.first.source
+        decided = (moved or self.ended_line > restart[0] or self.ended_by_itself(seen, restart[0]) is not None
+                   or self.failed_again_after(seen, restart[0]))
+        return restart if decided else None
+
+    def failed_again_after(self, seen: Seen, again: int) -> bool:
+        """Another failure of the log's own (an error cause, not what `seen` caused) with a line after line `again`, where the
+        program started again: the later run's own failure. Its last line counts (diagI33): the catch-all for exceptions no
+        pattern names holds every run's, its first an earlier run's (heldout31w Dane-ME/keypoint-detection: nine starts appended
+        to one file, the last two failing in torch.stack, an earlier one's conv-input-channels line named)."""
+        return any(
+            other is not seen and other.pattern.role == CAUSE and other.pattern.severity is Severity.ERROR and not other.first.source
+            and (max(other.last, other.first.line) if other.pattern.id in GENERIC_FINDINGS else other.first.line) > again
             and self.explained_by(other) is not seen  # (not what the failure itself caused)
             for other in self.seen.values())
-        return restart if decided else None
 
     def ended_by_itself(self, seen: Seen, again: int) -> Optional[tuple[int, str]]:
         """(line, text) of the run's own end (knowledge/progress.py `run_end`: "- INFO - Done!", "Training completed") after
@@ -1278,7 +1306,15 @@ class Diagnosis:
         latest = seen.latest
         if latest is None or seen.first.source or latest.source or latest.line <= seen.first.line:
             return seen
-        restart = self.started_anew(seen.first.line, self.many_processes(seen))
+        many = self.many_processes(seen)
+        restart = self.started_anew(seen.first.line, many)
+        if restart is None and not many and not self.by_jobs() and self.openings is not None:
+            # (diagI33) the log's opening lines printed again after the first hit, at every start of one process's runs
+            # (heldout31w Dane-ME/keypoint-detection's "=== Starting Training Pipeline ===")
+            restart = self.openings.restart_after(first_hit(seen), seen.first.line, repeated=True)
+            told_by = self.signs.exception_at(latest.where)
+            if restart is not None and (told_by is None or restart[0] >= told_by.line):
+                restart = None  # (a line the run repeats inside the last traceback, a frame's: no start before it)
         if restart is None or restart[0] > latest.line or seen.pattern.severity is not Severity.ERROR:
             return seen
         return Seen(seen.pattern, seen.order, latest, seen.count, seen.samples, seen.ranks, seen.nodes, seen.by_rank, seen.last, latest)
@@ -1689,6 +1725,13 @@ class Diagnosis:
             ev["early_collective"] = int(seen.first.fields["SeqNum"])
             why += " " + EARLY_WHY.format(seq=seen.first.fields["SeqNum"])
             fix = EARLY_FIX + "; " + fix
+        if by is not None and p.id == "launcher-sigkill" and self.killed_after_raise(seen) is by:
+            # (diagI33) a bare "Killed" under the program's own exception: killed as it went down, not the OOM killer's
+            title = "the process was killed right after the error printed above it (its process tree stopped as it went down)"
+            why = ("A bare 'Killed' right under the line a traceback ends in: the program raised, then its process was killed with "
+                   "SIGKILL as it went down (a server that stops its own workers after its error: sglang's kill_process_tree). "
+                   "The error above it is the failure; the kill follows from it.")
+            fix = f"fix the error above it ({by.pattern.id}); the kill needs nothing of its own"
         if by is not None:
             role = ev["role"] = CONSEQUENCE
             ev["consequence_of"] = by.pattern.id
@@ -1730,7 +1773,7 @@ class Diagnosis:
             title = f"{title} (its cause is not in this log: look at the other ranks' output)"
         elif role == HARMLESS:
             ev["safe_to_ignore"] = p.id != "nccl-p2p-in-use"  # P2P is only shown when the job hung
-        if p.id in TOLD_AFTER_OTHER_CAUSES and by is None and self.only_cause(seen) and (spoken := sorted([*self.error_lines, *self.mention_lines])):
+        if p.id in TOLD_AFTER_11A and by is None and self.only_cause(seen) and (spoken := sorted([*self.error_lines, *self.mention_lines])):
             # the warning says the process had no GPU; an error the log speaks of but does not show may be the failure
             # (chemprop/chemprop#929: "I receive errors ...", the trace cut after the warning; the thread's failure was a
             # bug of predict.py): said, never hidden behind it, and the warning is not asserted as the failure (a judge

@@ -4,7 +4,7 @@ matches a line claims it, so specific patterns come before generic ones)."""
 from gpudoctor.knowledge.pattern import Pattern
 from gpudoctor.knowledge.patterns import builds, capability, classes, classes7, classes8, classes9, classes10a, classes10b, classes10c, classes10d, classes11a, classes11b, classes12a, classes12b, classes13a, classes13b, classes14b, classes15b, classes16b, classes17b, cluster, cuda, dataloader, ddp, families4, families5, families6, families7, frameworks, gloo, kernel8, launcher, launchers, nccl, network, platform, python, ray, timeouts
 
-from gpudoctor.knowledge.patterns import classes19a, classes20a, classes31a, classes20b, classes21d, classes22c, classes22d, classes23b, classes23c, classes24a, classes27b, classes28b, classes30c, classes31b, classes31c, tensorrt
+from gpudoctor.knowledge.patterns import classes19a, classes20a, classes31a, classes20b, classes21d, classes22c, classes22d, classes23b, classes23c, classes24a, classes27b, classes28b, classes30c, classes31b, classes31c, classes33i, tensorrt
 
 ALL: tuple[Pattern, ...] = (
     *timeouts.PATTERNS[-1:],  # the harmless IPv6 line looks like a store connect failure: it goes first
@@ -68,6 +68,7 @@ ALL: tuple[Pattern, ...] = (
     *classes27b.PATTERNS,  # twenty-seventh round (diagB27): a Windows code page that cannot write the program's text
     *classes30c.PATTERNS,  # thirtieth round (diagC30): a program of the system the run starts not installed (before path-not-found)
     *classes31c.PATTERNS,  # thirty-first round (diagC31): a compiled package's own words that it was built for another torch
+    *classes33i.PATTERNS,  # thirty-third round (diagI33): OpenCV's own checks, a batch script's environment set-up, an estimator not fitted
     *classes.PATTERNS,  # classes of messages: after every specific pattern of the same message
     *classes20b.PATTERNS,  # twentieth round (diagB20): Python's own type errors (after none-value-used, before feature-not-supported's words)
     *classes7.PATTERNS,  # classes of messages of the seventh round: after the first round's classes

@@ -37,7 +37,41 @@ def opened_path(m, _context: list[str]) -> dict:
         return {"path": m.group("program"), "opened_by": "the shell (a program to run, or a file to write to)"}
     if m.group("named") or m.group("data_files"):
         return {"path": m.group("named") or m.group("data_files"), "opened_by": "the program (its own message)"}
+    if m.group("go_path"):
+        return {"path": m.group("go_path"), "opened_by": "the program (its own error, in Go's words for the path it looked up)"}
     return {"path": m.group("path")}
+
+
+# (diagI33) "No module named 'a.b'": Python imports a package before its submodules and names the first it cannot find, so a
+# dotted name says that `a` was imported and has no `b` (heldout32 NVIDIA/Megatron-LM#870: the megatron_core wheel has
+# megatron.core, the repository's example imports megatron.training; torchvision 0.17 removed transforms.functional_tensor)
+SUBMODULE_STEP = ("Python imported {top} and found no {module} in it (a package that is not there at all is named alone): the {top} "
+                  "it imports is not the one this code was written for: a release without that module (removed or renamed since, or "
+                  "added later: `pip show {top}` against the version the code requires, and install that one), a distribution of it "
+                  "that ships only part of a repository (a wheel of its core while the script imports the repository's other folders: "
+                  "run it from the repository's checkout, or put that checkout on PYTHONPATH), or a folder named {top} in the "
+                  "working directory shadowing the package (`python -c \"import {top}; print({top}.__file__)\"` shows which one is "
+                  "imported); or the name is misspelt")
+
+
+# "No module named 'a.b'; 'a' is not a package": `a` was found as a single module (a file a.py, a compiled a.so), not the package
+NOT_A_PACKAGE = re.compile(r"; '[\w.]+' is not a package")
+NOT_A_PACKAGE_STEP = ("{top} was imported as a single module, not as the package that has {module}: a file {top}.py (or a compiled "
+                      "module of that name) earlier on the path shadows it (the working directory, the script's folder, another "
+                      "environment's site-packages): `python -c \"import {top}; print({top}.__file__)\"` shows which; rename that file, "
+                      "or run with the environment that has the package")
+
+
+def module_fields(m, context: list[str]) -> dict:
+    """The module named; a dotted one (a submodule the imported package lacks) has its own step."""
+    out = groups(m, context)
+    module = out.get("module", "")
+    top, dot, _ = module.partition(".")
+    if dot and top and NOT_A_PACKAGE.search(m.string):
+        out.update(read_as="module-not-found", step=NOT_A_PACKAGE_STEP.format(top=top, module=module))
+    elif dot and top and not module.split(".")[-1].startswith("_"):  # (a compiled part, vllm._C: an extension not built)
+        out.update(read_as="module-not-found", step=SUBMODULE_STEP.format(top=top, module=module))
+    return out
 
 
 # NVML's "Unknown Error" where a container or a pod had the GPU and lost it (issue 35, heldout27's aks-3680: the first job used
@@ -117,13 +151,17 @@ PATTERNS = [
                 "NVIDIA/nccl#719 (a misspelt module)",
             ),
             ("ImportError: No module named flash_attn", "Python 2 style text as some wrappers print it"),
+            ("ModuleNotFoundError: No module named 'megatron.training'", "NVIDIA/Megatron-LM#870 (the megatron_core wheel: megatron.core only)"),
         ],
         not_examples=[
             "ImportError: cannot import name 'is_torch_tpu_available' from 'transformers'",  # a name moved between versions: another story
             "ImportError: libcudart.so.11.0: cannot open shared object file: No such file or directory",
             "[WARNING] apex not found: ImportError: No module named 'apex', using the native implementation",  # a logged fallback
         ],
-        after=("build-isolation-torch-missing",),  # uv's hint that the module is a build's undeclared dependency (patterns/builds.py)
+        fields=module_fields,
+        # uv's hint that the module is a build's undeclared dependency (patterns/builds.py); (diagI33) the batch
+        # script's environment not set up: the import fails of it
+        after=("build-isolation-torch-missing", "job-environment-not-set-up"),
     ),
     pattern(
         "launcher-not-found",
@@ -156,6 +194,7 @@ PATTERNS = [
             "/bin/sh: 1: nvcc: not found",  # a compiler for an extension build: another story
             "torchrun: error: unrecognized arguments: --nproc-per-node=1",
         ],
+        after=("job-environment-not-set-up",),  # (diagI33) the environment the batch script did not activate has the launcher
     ),
     pattern(
         "launcher-argument-unknown",
@@ -698,8 +737,12 @@ PATTERNS = [
         r"|^(?!.*(?i:\busing (?:the )?defaults?\b|\bwill (?:use|skip|create|be created)\b|\bskip(?:ping)?\b|\bcreating\b|\bdownloading\b))"
         r"\W{0,3}(?:\[(?:FAIL(?:ED)?|ERROR|FATAL)\]|(?:ERROR|FATAL|Error|FileNotFoundError):)\s*(?:[\w.-]+ ){0,3}?(?i:file|folder|directory) "
         r"(?:not found|does not exist)\s*:\s*['\"]?(?P<named>[^'\"\n]*[^'\"\s.])['\"]?\.?\s*$"
-        r"|FileNotFoundError: Unable to find '(?P<data_files>[^']+)'",
-        ("No such file or directory", "not found", "does not exist", "Unable to find '"),
+        r"|FileNotFoundError: Unable to find '(?P<data_files>[^']+)'"
+        # (diagI33) a Go program's fatal or error line (Singularity/Apptainer, docker, kubectl, helm) ending in the os package's
+        # words for a path it did not find: "FATAL:   could not open image X: ... lstat X: no such file or directory"
+        r"|^(?!.*(?i:\bwarn(?:ing)?\b))\W{0,3}(?:FATAL|ERROR|Error|error)\s*(?:\[[^\]]*\])?\s*:?\s.*?\b(?:lstat|stat|open|chdir|readlink) "
+        r"(?P<go_path>\.{0,2}/[^\s:]+|[\w.\-]+/[^\s:]+): no such file or directory\.?$",
+        ("No such file or directory", "no such file or directory", "not found", "does not exist", "Unable to find '"),
         why="""The process asked for a path that does not exist where it looked. A relative path is resolved against the process's
         working directory, which a launcher, a scheduler's job, a Ray worker or a container sets, often not the folder the
         command was typed in; a path on one node's local disk does not exist on the other nodes (only shared storage is seen
@@ -725,6 +768,11 @@ PATTERNS = [
             ("[FAIL] Metadata file not found: C:\\Users\\gack8\\TTS cloning\\training_data\\processed_audio\\nicholas_only_metadata.json",
              "Gerardiebla/xtts-finetuner finetune.log (step 3 needs the metadata an earlier preprocessing step writes)"),
             ("FileNotFoundError: Unable to find '/data/sft/train.json'", "datasets.load_dataset's data_files that match no file"),
+            ("FATAL:   could not open image /om2/user/smeisler/fmriprep_22.0.0rc0.sif: failed to retrieve path for /om2/user/smeisler/"
+             "fmriprep_22.0.0rc0.sif: lstat /net/vast-storage.ib.cluster/scratch/vast/gablab/smeisler/fmriprep_22.0.0rc0.sif: no such file or directory",
+             "nipreps/fmriprep#2787 (Singularity's image path, on storage the node did not see)"),
+            ("FATAL:   failed to open overlay image overlay: failed to retrieve path for overlay: lstat /tmp/sandbox/overlay: no such file or directory",
+             "apptainer/singularity#4270 (an overlay named by a relative path; heldout32e Shark-NLP/DiffuSeq log.err, an overlay not created)"),
         ],
         not_examples=[
             "libnccl-net.so: cannot open shared object file: No such file or directory",  # NCCL looking for an optional plugin
@@ -735,6 +783,7 @@ PATTERNS = [
             # (dev8w's mask2former log, a run that did not fail: the mapper skips what it does not find)
             "[08/30 23:00:26] mask2former.data.dataset_mappers.coco_instance_rgbd_dataset_mapper INFO: [Mapper] Noise-mask dir not found, will skip masks: /home/u/depth_noise_mask",
             "ERROR: Config file not found: configs/a.yaml, using the defaults",
+            "WARNING: stat /etc/localtime: no such file or directory",  # a Go program's warning: it goes on
         ],
     ),
     pattern(

@@ -87,9 +87,13 @@ def mpi_exec_fields(m: re.Match, context: list[str]) -> dict:
             out["program"] = ex.group("program")
         if node and "node" not in out:
             out["node"] = node.group("node")
-    program = out.get("program", "")
+    program = out.get("program", "") or out.get("prun", "")
     where = f" on {out['node']}" if out.get("node") else ""
-    if SCRIPT.search(program):
+    if out.get("prun") and not SCRIPT.search(program):
+        step = (f"OpenHPC's prun found no {program} on the PATH of the batch job: load the module or activate the environment that "
+                f"has it in the batch script before prun (module load NAME, or conda activate ENV after conda's shell hook; which "
+                f"{program} then prints its path), or give prun the full path to it")
+    elif SCRIPT.search(program):
         interpreter = "bash" if program.endswith(".sh") else "python"
         step = (f"{program} is a script: give mpirun its interpreter (mpirun -np N {interpreter} {program} ...), or make it "
                 f"executable (chmod +x {program}, with a #!/usr/bin/env {interpreter} first line); the path must exist{where} "
@@ -396,8 +400,11 @@ PATTERNS_EARLY = [
         # Open MPI's (and its prterun's) help texts; MPICH/Intel MPI's Hydra proxy
         r"(?:mpirun|mpiexec|orterun|prterun) was unable to launch the specified application as it could not access"
         r"|(?:mpirun|mpiexec|orterun|prterun) was unable to (?P<find>find) the specified executable file"
-        r"|HYDU_create_process \([^)]*\): (?P<execvp>execvp) error on file (?P<program>\S+) \((?P<reason>[^)]+)\)",
-        ("was unable to launch the specified application", "was unable to find the specified executable", "execvp error on file"),
+        r"|HYDU_create_process \([^)]*\): (?P<execvp>execvp) error on file (?P<program>\S+) \((?P<reason>[^)]+)\)"
+        # (diagI33) OpenHPC's prun, the wrapper that starts the program through the cluster's MPI launcher (dev10 bi-altgg slurm.out)
+        r"|\[prun\] Error: Unable to access executable -> (?P<prun>\S+)",
+        ("was unable to launch the specified application", "was unable to find the specified executable", "execvp error on file",
+         "Unable to access executable"),
         why="""mpirun starts one copy of the program it was given per rank, on every host of the job, before any of the
         program's own code runs. Here it could not: the program is not at that path or on the PATH the remote processes get
         (an environment activated only in the launching shell, a path that exists only on the launching node), or it is
@@ -411,6 +418,7 @@ PATTERNS_EARLY = [
             ("mpirun was unable to find the specified executable file, and therefore", "QEF/q-e#32 (pw.x not on the PATH); JuliaParallel/MPI.jl#237 (julia not on the PATH)"),
             ("mpiexec was unable to find the specified executable file, and therefore", "ComputationalRadiationPhysics/picongpu#1984 (Executable: LD_LIBRARY_PATH: a variable taken for the program)"),
             ("[proxy:0:2@gpu-2-4.local] HYDU_create_process (./utils/launch/launch.c:69): execvp error on file 0 (No such file or directory)", "cBio/cbio-cluster#274"),
+            ("[prun] Error: Unable to access executable -> python3", "dev10 bi-altgg slurm.out (OpenHPC's prun; no Python module loaded in the batch script)"),
         ],
         not_examples=[
             # the program ran and a rank failed: its own output says why (a launcher-only line)

@@ -2,10 +2,29 @@
 Lightning) and of a torch too old for the API called: the message names a setting or a
 version to change, not a line of the user's model to debug."""
 
+import re
+
 from gpudoctor.core.findings import Severity
 from gpudoctor.knowledge.pattern import CAUSE, groups, pattern
 
 E = Severity.ERROR
+
+# (diagI33) "But your machine only has: []": the process sees no GPU at all, and no index or count fits (dev10
+# kanadem/TwitterRumorDetection: gpus=[0] on a Mac): its own step, before the index one
+NO_GPU_SEEN = re.compile(r"only has: \[\s*\]")
+NO_GPU_STEP = ("this process sees no GPU at all ([]): a machine without an NVIDIA GPU (a Mac: accelerator='mps' or 'cpu'), torch's "
+               "CPU-only build, or CUDA_VISIBLE_DEVICES set empty: run without GPUs there (leave out --gpus/devices, "
+               "accelerator='cpu'), or on a GPU host with torch's CUDA build (python -c 'import torch; print(torch.cuda.is_available())' "
+               "prints True)")
+
+
+def lightning_gpus_fields(m, context: list[str]) -> dict:
+    """The GPUs asked for and seen; none seen at all ([]) has its own step."""
+    out = groups(m, context)
+    if NO_GPU_SEEN.search(m.string) or any(NO_GPU_SEEN.search(text) for text in context[:1]):
+        out.update(read_as="lightning-gpus-unavailable", step=NO_GPU_STEP)
+    return out
+
 
 PATTERNS = [
     pattern(
@@ -140,7 +159,8 @@ PATTERNS = [
             ("(pid=1521999)  But your machine only has: [0]", "ray-project/ray_lightning#32"),
         ],
         not_examples=["GPU available: True (cuda), used: True"],
-        fields=groups,
+        context_after=1,
+        fields=lightning_gpus_fields,
     ),
     pattern(
         "device-map-auto-distributed",

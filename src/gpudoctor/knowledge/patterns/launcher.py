@@ -176,6 +176,23 @@ def killall_found_none(line: int, before: list[str]) -> dict:
     return {}
 
 
+# (diagI33) A bare "Killed" right under the line a traceback ends in (blank lines between at most): the program raised, then
+# its process (tree) was killed as it went down: a server that stops its own workers after its error (sglang's warm-up
+# failure, then kill_process_tree: heldout32b sgl-project/sglang#2468), not the kernel's OOM killer of a running job
+KILLED_BACK = 3
+RAISED_ABOVE = re.compile(r"(?:^|[\s\]>:])(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)(?::\s|$)")
+
+
+def killed_under_exception(line: int, before: list[str]) -> dict:
+    """The line number of the exception line right above a bare "Killed" (`before`: the lines before it, nearest last), or {}."""
+    for k, text in enumerate(reversed(before)):
+        text = text.strip()
+        if not text:
+            continue
+        return {"raised_line": line - k - 1} if RAISED_ABOVE.search(text) else {}
+    return {}
+
+
 def stop_signal(fields: dict) -> str:
     """The stop signal's number a launcher-terminated line names ('' when it names none)."""
     number = str(fields.get("signal") or fields.get("signal2") or "")
@@ -291,7 +308,7 @@ PATTERNS = [
         CAUSE,
         E,
         "a rank was killed with SIGKILL (exit code -9), usually by the OOM killer",
-        r"exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|failed \(exitcode: -9\) local_rank: (?P<local_rank>\d+)|task \d+: Killed|died with <Signals\.SIGKILL: 9>|^Killed$|(?<=[|\]])Killed[\s\x22'_*`]*$|: line \d+: +\d+ Killed\s|exits with return code = -9\b|process (?P<rank_a>\d+) terminated with signal SIGKILL"
+        r"exitcode\s*:\s*-9\b|Signal 9 \(SIGKILL\) received by PID (?P<pid>\d+)|failed \(exitcode: -9\) local_rank: (?P<local_rank>\d+)|task \d+: Killed|died with <Signals\.SIGKILL: 9>|^(?P<bare>Killed)$|(?<=[|\]])Killed[\s\x22'_*`]*$|: line \d+: +\d+ Killed\s|exits with return code = -9\b|process (?P<rank_a>\d+) terminated with signal SIGKILL"
         r"|" + SHELL_STATUS + r"137\b",  # 128 + 9: how a shell, docker or a job runner reports a child killed by SIGKILL
         ("-9", "SIGKILL", "Killed", "137"),
         why="""SIGKILL cannot be caught, so the rank left no traceback. It comes from outside: most often the
@@ -309,6 +326,8 @@ PATTERNS = [
         not_examples=["exitcode  : -1 (pid: 123)"],
         after=("host-oom-killer",),  # the OOM killer's own line says who sent the SIGKILL
         fields=groups,
+        context_before=KILLED_BACK,
+        fields_before=killed_under_exception,
     ),
     pattern(
         "launcher-sigbus",
