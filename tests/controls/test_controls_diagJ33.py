@@ -15,6 +15,7 @@ from __future__ import annotations
 import pytest
 from test_controls_classes6 import case
 from test_controls_detect8 import head, head_id
+from test_controls_diagC20 import found
 
 from gpudoctor import api
 from gpudoctor.core.findings import Severity
@@ -309,6 +310,17 @@ class TestBuildIsolationTorchMissing:
                 "into the environment and re-run with `--no-build-isolation`.\n")
         f = head(text)
         assert f is not None and f.id == self.verdict
+
+    def test_control_an_install_without_isolation_that_went_through(self):
+        # the words of the fix, then the build finishing: nothing failed
+        text = ("$ pip install flash-attn --no-build-isolation\n"
+                "Collecting flash-attn\n  Downloading flash_attn-2.8.1.tar.gz (8.2 MB)\n"
+                "  Preparing metadata (setup.py) ... done\n"
+                "Building wheels for collected packages: flash-attn\n"
+                "  Building wheel for flash-attn (setup.py) ... done\n"
+                "Successfully built flash-attn\nInstalling collected packages: flash-attn\n"
+                "Successfully installed flash-attn-2.8.1\n")
+        assert self.verdict not in found(text)
 
     def test_sibling_a_runs_own_import_of_torch_is_the_interpreters(self):
         text = ('Traceback (most recent call last):\n  File "/home/u/train.py", line 3, in <module>\n    import torch\n'
