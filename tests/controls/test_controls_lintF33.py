@@ -181,3 +181,82 @@ class TestDeviceFromGlobalRankConcatenated:
 
     def test_control_local_rank_concatenated(self):
         assert found(CONCATENATED_DEVICE.replace("RANK", 'int(os.environ["LOCAL_RANK"])'), self.rule) == []
+
+
+# lint heldout31 u002 (a reward model under torchrun): FSDP2's `fully_shard(model)` and a shuffled loader with no sampler
+FSDP_LOADER = """
+    import torch
+    import torch.distributed as dist
+    from torch.distributed.fsdp import fully_shard
+    from torch.utils.data import DataLoader, DistributedSampler
+
+    def train(train_dataset):
+        dist.init_process_group(backend="nccl")
+        train_loader = DataLoader(train_dataset, batch_size=8, LOADER)
+        model = fully_shard(build()).cuda()
+        optimizer = torch.optim.AdamW(model.parameters())
+        for batch in train_loader:
+            model(batch).loss.backward()
+            optimizer.step()
+"""
+
+
+class TestNoDistributedSamplerUnderFsdp:
+    """no-distributed-sampler: FSDP averages the gradients across ranks as DDP does; a shuffled loader with no
+    sampler feeds every rank all of the data."""
+
+    verdict = "no-distributed-sampler"
+    rule = "no-distributed-sampler"
+
+    def test_sibling_shuffled_loader(self):
+        assert found(FSDP_LOADER.replace("LOADER", "shuffle=True"), self.rule) == [(8, "warning")]
+
+    def test_control_distributed_sampler(self):
+        code = FSDP_LOADER.replace("LOADER", "sampler=DistributedSampler(train_dataset)")
+        assert found(code, self.rule) == []
+
+    def test_control_read_in_order(self):
+        # the same batches on every rank: how the issue 28 control's optimizer tests compare runs
+        assert found(FSDP_LOADER.replace("LOADER", "shuffle=False"), self.rule) == []
+
+
+# lint heldout31 u001 (a reward-model script under torchrun): a Trainer class of the project's own modules given
+# transformers' TrainingArguments, then `model.save_pretrained(...)` on every process
+PROJECT_TRAINER = """
+    import os
+    from transformers import HfArgumentParser, TrainingArguments
+    from modeling.reward import PairwiseRewardModelTrainer
+
+    def main():
+        args, training_args = HfArgumentParser((ModelArguments, TrainingArguments)).parse_args_into_dataclasses()
+        local_rank = int(os.environ.get("LOCAL_RANK", 0))
+        model = load_model(args, local_rank)
+        trainer = PairwiseRewardModelTrainer(model=model, ARGS train_dataset=train_dataset)
+        trainer.train()
+        model.save_pretrained(training_args.output_dir)
+
+    if __name__ == "__main__":
+        main()
+"""
+
+
+class TestSaveAllRanksProjectTrainer:
+    """save-all-ranks: a Trainer class of another module of the project, given `args=` in a file that imports
+    transformers' TrainingArguments, is a Hugging Face Trainer's subclass: under the launch the file shows, the save
+    after `trainer.train()` runs on every process."""
+
+    verdict = "save-all-ranks"
+    rule = "save-all-ranks"
+
+    def test_sibling_project_trainer_given_training_arguments(self):
+        assert found(PROJECT_TRAINER.replace("ARGS", "args=training_args,"), self.rule) == [(11, "warning")]
+
+    def test_control_not_given_the_training_arguments(self):
+        # a trainer of the project's own, of any kind: what it runs is not in view
+        assert found(PROJECT_TRAINER.replace("ARGS", "config=args,"), self.rule) == []
+
+    def test_control_told_which_process_saves(self):
+        code = PROJECT_TRAINER.replace("ARGS", "args=training_args,").replace(
+            "model.save_pretrained(training_args.output_dir)",
+            "model.save_pretrained(training_args.output_dir, is_main_process=trainer.is_world_process_zero())")
+        assert found(code, self.rule) == []

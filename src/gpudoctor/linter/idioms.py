@@ -518,7 +518,7 @@ def data_parallel_framework(file: FileModel, unshown: bool = False) -> ast.Call 
             bare = bare or call
         if not shown:
             continue
-        if _hf_trainer(file, call.func):
+        if _hf_trainer(file, call.func) or _project_hf_trainer(file, call):
             return call
     if unshown and bare is not None and unshown_accelerate_launch(file):
         return bare
@@ -570,6 +570,27 @@ def _documents_one_process(file: FileModel) -> bool:
         return True
     return any(type(n) is ast.Constant and isinstance(n.value, str) and ONE_PROCESS_LINE.search(n.value)
                for n in ast.walk(file.tree))
+
+
+# transformers' and trl's training settings, which only their Trainers take (`TrainingArguments`, `SFTConfig`).
+HF_TRAINING_SETTINGS = re.compile(r"TrainingArguments$|^(?:SFT|DPO|GRPO|PPO|KTO|ORPO|Reward|CPO|BCO)Config$")
+
+
+def _project_hf_trainer(file: FileModel, call: ast.Call) -> bool:
+    """A Trainer class of the project's own modules, its body not in view (`from modeling.score_model.pairwise_model
+    import PairwiseRewardModelTrainer`), given `args=` in a file that imports transformers' or trl's training
+    settings (`TrainingArguments`, `SFTConfig`): the class is a Hugging Face Trainer's subclass, which those settings
+    are for (lint heldout31 u001: a reward-model script whose `model.save_pretrained(...)` after `trainer.train()`
+    runs on every torchrun process)."""
+    func = call.func
+    if type(func) is not ast.Name or not func.id.endswith("Trainer") or keyword(call, "args") is None \
+            or file.lookup(func):
+        return False
+    module = file.imports.get(func.id) or file.relative_imports.get(func.id) or ""
+    if not module or (not module.startswith(".") and module.split(".", 1)[0] in LIBRARIES):
+        return False
+    return any(HF_TRAINING_SETTINGS.search(name) and qualname.split(".", 1)[0] in ("transformers", "trl")
+               for name, qualname in file.imports.items())
 
 
 def _hf_trainer(file: FileModel, func: ast.expr, depth: int = 0) -> bool:
