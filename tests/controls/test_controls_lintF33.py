@@ -260,3 +260,43 @@ class TestSaveAllRanksProjectTrainer:
             "model.save_pretrained(training_args.output_dir)",
             "model.save_pretrained(training_args.output_dir, is_main_process=trainer.is_world_process_zero())")
         assert found(code, self.rule) == []
+
+
+# lint heldout29 u016, heldout30 u001 (a CLIP-style encoder): evaluate() reads the module's `model` and is called
+# from the main block after `accelerator.prepare(...)` rebound it
+GLOBAL_READ = """
+    import torch
+    from accelerate import Accelerator
+
+    def evaluate(loader):
+        return [model.image_forward(x) for x in loader]
+
+    if __name__ == "__main__":
+        model = build()
+        accelerator = Accelerator()
+        PREPARE
+        print(evaluate(loader))
+"""
+
+
+class TestWrapperMethodCallGlobalRead:
+    """wrapper-method-call: a function reading the module's prepared model, called after the prepare, reads the
+    wrapper; one missing unwrap with the reads of the main block."""
+
+    verdict = "wrapper-method-call"
+    rule = "wrapper-method-call"
+
+    def test_sibling_called_after_prepare(self):
+        code = GLOBAL_READ.replace("PREPARE", "model, loader = accelerator.prepare(model, loader)")
+        assert found(code, self.rule) == [(5, "warning")]
+
+    def test_control_unwrapped_before_the_call(self):
+        code = GLOBAL_READ.replace("PREPARE", "model, loader = accelerator.prepare(model, loader)\n"
+                                   "        model = accelerator.unwrap_model(model)")
+        assert found(code, self.rule) == []
+
+    def test_control_called_before_prepare(self):
+        code = GLOBAL_READ.replace("        PREPARE\n        print(evaluate(loader))",
+                                   "        print(evaluate(loader))\n        model, loader = accelerator.prepare(model, loader)")
+        assert "print(evaluate(loader))\n        model, loader" in code
+        assert found(code, self.rule) == []

@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 
 from gpudoctor.linter.model import (ITERATION_WRAPPERS, LIBRARIES, MAIN_TEST, Binding, Element, FileModel, Param,
-                                   constant, has_star_kwargs, identifiers, keyword, terminal_name)
+                                   constant, has_star_kwargs, identifiers, keyword, position, terminal_name)
 
 # A word of a value that may differ from process to process (`str(local_rank)`, `gpu_ids[rank]`).
 _RANK_WORD = re.compile(r"rank|local|proc|worker|index|idx|^i$|^gpu$|^gpu_id$|^device_id$", re.IGNORECASE)
@@ -639,7 +639,7 @@ def prepared_model(file: FileModel, holder: ast.expr, depth: int = 0) -> ast.Cal
     if type(holder) is not ast.Name:
         return None
     found: ast.Call | None = None
-    for b in file.lookup(holder) or []:
+    for b in _global_at_calls(file, holder) or file.lookup(holder) or []:
         if isinstance(b, Param) and depth < 2:
             # a parameter of a function of this file: what each of its calls gives it (`save_checkpoint(model,
             # output_dir, epoch)`, `train(model, ...)` with the prepared model: lint heldout27 u020, heldout27b
@@ -670,6 +670,34 @@ def prepared_model(file: FileModel, holder: ast.expr, depth: int = 0) -> ast.Cal
             return None
         found = call
     return found
+
+
+def _global_at_calls(file: FileModel, holder: ast.Name) -> list[Binding | Param] | None:
+    """A module global read in a function of the file (`def evaluate(loader): ... model.image_forward(img)`, with
+    `model` bound at the module's top): the binding it has at each call of that function, the last one above the
+    call at the module's level (lint heldout29 u016 and heldout30 u001: evaluate() defined above the main block's
+    `model = ...; vae, model, ... = accelerator.prepare(vae, model, ...)` and called below it). None where the
+    function binds the name itself, is called from another function or passed on, or a binding that reaches a
+    call runs under a test the call does not."""
+    func = file.function(holder)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or file.scope(holder) is not func \
+            or file.bindings.get((func, holder.id)) or file.parent.get(func) is not file.tree:
+        return None
+    module = file.bindings.get((file.tree, holder.id))
+    sites = file.entry_sites(func)
+    if not module or not sites or any(type(site) is not ast.Call or file.function(site) is not None
+                                      for site in sites):
+        return None
+    reaching: list[Binding | Param] = []
+    for site in sites:
+        before = [b for b in module if b.pos <= position(site)]
+        if not before:
+            return None
+        last = max(before, key=lambda b: b.pos)
+        if {id(t) for t in file.conditions(last.value)} - {id(t) for t in file.conditions(site)}:
+            return None
+        reaching.append(last)
+    return reaching
 
 
 def _frozen_before(file: FileModel, model: ast.Name, prepare: ast.Call) -> bool:
