@@ -62,6 +62,23 @@ class TestSaveAllRanksUnderAnUnshownAccelerateLaunch:
         (message,) = messages(accelerate_training(), self.rule)
         assert "shows no launch" in message and "accelerate launch" in message
 
+    def test_sibling_accelerator_under_a_setting(self):
+        # lint heldout31 u023: the Accelerator is made under a setting of the file's config; the message names it
+        code = """
+            import torch
+            from accelerate import Accelerator
+
+            if cfg["use_accelerator"]:
+                accelerator = Accelerator()
+                model, optimizer = accelerator.prepare(model, optimizer)
+            for epoch in range(3):
+                train(model)
+                torch.save(model.state_dict(), "ckpt.pt")
+        """
+        assert found(code, self.rule) == [(9, "warning")]
+        (message,) = messages(code, self.rule)
+        assert "where `cfg['use_accelerator']` holds (line 4)" in message
+
     def test_control_guarded_by_the_main_process(self):
         code = accelerate_training(guard="if accelerator.is_main_process:",
                                    save='    torch.save(model.state_dict(), "ckpt.pt")')

@@ -473,8 +473,11 @@ def framework_words(file: FileModel, call: ast.Call) -> str:
     if not words and sign is None and terminal_name(call.func) == "Accelerator":
         prepared = accelerate_training(file)
         at = f", the model it prepares on line {prepared.lineno}" if prepared is not None else ""
+        # (lint heldout31 u023: `if cfg['use_accelerator']: accelerator = Accelerator()`, a setting of its config)
+        test = next(iter(file.conditions(call)), None)
+        where = f", where `{ast.unparse(test)[:50]}` holds (line {test.lineno})" if test is not None else ""
         return (" when launched as several processes (`accelerate launch` on several GPUs; this file shows no launch, "
-                f"but trains through `{ast.unparse(call.func)[:40]}(...)` on line {call.lineno}{at})")
+                f"but trains through `{ast.unparse(call.func)[:40]}(...)` on line {call.lineno}{where}{at})")
     said = f" (the file runs once per process under `{ast.unparse(call.func)[:40]}(...)`, line {call.lineno}"
     if sign is not None and terminal_name(call.func) != "initialize":
         said += (f", launched as several: its `{ast.unparse(sign)[:50]}` on line {getattr(sign, 'lineno', '?')} only "
