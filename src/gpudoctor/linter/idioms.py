@@ -707,7 +707,17 @@ def _frozen_before(file: FileModel, model: ast.Name, prepare: ast.Call) -> bool:
     """`model` has every parameter frozen above `prepare` in its function (`vae.requires_grad_(False)`, `for p in
     vae.parameters(): p.requires_grad = False`): accelerate wraps in DDP only a model with a trainable parameter,
     and hands this one back as it is (lint heldout27c u025: a try-on trainer's frozen VAE read through
-    `vae.encode`; not heldout29 u016, whose VAE is frozen after prepare)."""
+    `vae.encode`; not heldout29 u016, whose VAE is frozen after prepare). Once per name and prepare: a walk of the
+    prepare's scope, asked for every read of the prepared model."""
+    key = ("frozen before prepare", model.id, id(prepare))
+    known = file.memo.get(key)
+    if isinstance(known, bool):
+        return known
+    file.memo[key] = answer = _frozen_walk(file, model, prepare)
+    return answer
+
+
+def _frozen_walk(file: FileModel, model: ast.Name, prepare: ast.Call) -> bool:
     scope = file.function(prepare)
     frozen: ast.stmt | ast.expr | None = None
     for node in ast.walk(scope or file.tree):
