@@ -38,9 +38,19 @@ class TestSaveAllRanksAccelerateProcessApi:
     verdict = "save-all-ranks"
     rule = "save-all-ranks"
 
-    def test_control_one_process_accelerate_script(self):
-        # no barrier, no gather, no main-process test and no launcher named: as likely one process (mixed precision)
+    def test_sibling_no_process_api_says_the_launch_is_the_condition(self):
+        # no barrier, no gather and no launcher named: lintF33 (issue 41, item 2) says the launch is the condition
+        # rather than nothing (the readers of lint heldout29 u016, heldout31 u021, u023 read such saves so)
         code = ACCELERATE_SAVE.replace("SYNC", "pass").replace("SAVE", "unwrapped.save_pretrained(out_dir)")
+        assert found(code, self.rule) == [(13, "warning")]
+        message = next(d.message for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")
+                       if d.rule == self.rule)
+        assert "shows no launch" in message
+
+    def test_control_one_process_accelerate_script(self):
+        # its usage line runs it as one plain process
+        code = ('    """Usage: python train.py --output_dir out"""\n' + ACCELERATE_SAVE).replace("SYNC", "pass").replace(
+            "SAVE", "unwrapped.save_pretrained(out_dir)")
         assert found(code, self.rule) == []
 
     def test_control_the_save_gated_on_the_main_process(self):
@@ -258,9 +268,12 @@ class TestSaveAllRanksMainProcessTestIsNoSign:
     rule = "save-all-ranks"
 
     def test_control_only_a_main_process_test(self):
+        # not read as a sign of several processes: the warning keeps the launch as its condition (lintF33)
         code = ACCELERATE_SAVE.replace("SYNC", "if accelerator.is_main_process:\n            print(loss)").replace(
             "SAVE", "unwrapped.save_pretrained(out_dir)")
-        assert found(code, self.rule) == []
+        messages = [d.message for d in engine.lint_source(textwrap.dedent(code).lstrip("\n"), "train.py")
+                    if d.rule == self.rule]
+        assert len(messages) == 1 and "shows no launch" in messages[0] and "launched as several:" not in messages[0]
 
     def test_sibling_a_gather_as_well(self):
         code = ACCELERATE_SAVE.replace("SYNC", "losses = accelerator.gather(loss)").replace(

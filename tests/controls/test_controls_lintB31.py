@@ -6,6 +6,7 @@ nothing."""
 from __future__ import annotations
 
 from test_controls_lintA22 import found
+from test_controls_lintF33 import messages
 
 # an accelerate trainer whose launch shows only in its settings (lint heldout29 u011: DistributedDataParallelKwargs;
 # heldout29b u016: split_batches=True; heldout29 u004: `Accelerator().process_index` as the device)
@@ -45,11 +46,17 @@ class TestSaveAllRanksAccelerateSettings:
         assert found(accelerate_save("split_batches=True"), self.rule) == [(10, "warning")]
 
     def test_control_a_bare_accelerator(self):
-        # mixed precision on one GPU as often as not (the issue 28 control's examples): not said
-        assert found(accelerate_save("mixed_precision='fp16'"), self.rule) == []
+        # no setting of several processes: since lintF33 said with the launch as its condition, not as a sign
+        assert found(accelerate_save("mixed_precision='fp16'"), self.rule) == [(10, "warning")]
+        assert all("shows no launch" in m for m in messages(accelerate_save("mixed_precision='fp16'"), self.rule))
 
     def test_control_split_batches_off(self):
-        assert found(accelerate_save("split_batches=False"), self.rule) == []
+        assert all("shows no launch" in m and "split_batches" not in m
+                   for m in messages(accelerate_save("split_batches=False"), self.rule))
+
+    def test_control_bare_accelerator_one_process_usage(self):
+        code = '    """python train.py"""\n' + accelerate_save("mixed_precision='fp16'")
+        assert found(code, self.rule) == []
 
     def test_control_guarded_by_the_main_process(self):
         code = ACCELERATE_SAVE.replace("SETTINGS", "split_batches=True").replace(

@@ -5,6 +5,7 @@ a few lines and linted by the real engine: the pitfall gets its rule, the neares
 from __future__ import annotations
 
 from test_controls_lintA22 import found, found_also
+from test_controls_lintF33 import messages
 
 # hzwer/ECCV2022-RIFE train.py (lint heldout30b u002): torch.distributed.launch starts the processes, the group's size
 # is an option whose default is a literal
@@ -283,10 +284,17 @@ class TestDatasetDownloadUnderLibraryLaunch:
         assert found(code, self.rule) == []
 
     def test_control_bare_accelerator(self):
-        # mixed precision on one GPU as often as not: no several processes shown
+        # no several processes shown: since lintF33 said with the launch as its condition
         code = framework_download("from accelerate import Accelerator",
                                   "accelerator = Accelerator(); engine, loader = accelerator.prepare(net, "
                                   "torch.utils.data.DataLoader(trainset))")
+        assert found(code, self.rule) == [(7, "warning")]
+        assert all("shows no launch" in m for m in messages(code, self.rule))
+
+    def test_control_bare_accelerator_one_gpu(self):
+        code = framework_download("import os\n    from accelerate import Accelerator",
+                                  "os.environ['CUDA_VISIBLE_DEVICES'] = '1'; accelerator = Accelerator(); "
+                                  "engine, loader = accelerator.prepare(net, torch.utils.data.DataLoader(trainset))")
         assert found(code, self.rule) == []
 
     def test_control_main_process_first(self):

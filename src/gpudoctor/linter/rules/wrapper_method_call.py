@@ -117,7 +117,9 @@ class WrapperMethodCall(Rule):
     or FSDP (their wrappers hand on the model's attributes: peft's zero3 and fsdp examples), nor on a
     tokenizer or processor prepare hands back, nor on a model the file froze before prepare
     (`vae.requires_grad_(False)`: accelerate wraps only a model with a trainable parameter; lint heldout27c u025).
-    A function defined above the prepare and handed the prepared model by every call reads the wrapper too, and
+    A function defined above the prepare and handed the prepared model by every call reads the wrapper too, so
+    does one that reads the module's prepared model and is called from the module's top below the prepare (lint
+    heldout29 u016, heldout30 u001: `evaluate(test_loader)` reading `model.image_forward`), and
     the reads of one prepared model are one missing unwrap, said once across functions (lint heldout29b u016:
     `model.model[i]` in train() and val()).
     """
