@@ -15,11 +15,15 @@ in this process on one core:
                 them fell to 8.8 MB/s once, unseen by the other kinds);
   unique-warnings: (at most 100 MB) the worst case, every line a different warning, so
                 no line is skipped as a repeat (for information: the per-line cost).
+  nan-records:  (at most 100 MB) a run whose every logged step is nan: Hugging Face Trainer's
+                records ({'loss': 0.0, 'grad_norm': nan, ...}, its nan filter's 0.0) and tqdm bars
+                with loss=nan, their numbers changing on every line; each line holds a trigger and
+                matches a rule, so each is read (for information: it ran at about 1 MB/s).
 Prints MB/s of CPU time and peak memory (targets: >= 50 MB/s ordinary and rank-words,
 >= 20 MB/s all-warnings, < 150 MB) and, beside each, `grep -c` on the same file in the same run:
 the floor a line scanner cannot beat.
 
-    python benchmarks/diagnose_throughput.py [--size-mb 1024] [--only ordinary|all-warnings|rank-words|unique-warnings] [--keep]
+    python benchmarks/diagnose_throughput.py [--size-mb 1024] [--only ordinary|all-warnings|rank-words|unique-warnings|nan-records] [--keep]
 """
 
 from __future__ import annotations
@@ -67,6 +71,13 @@ RANK_WORDS = [
 # The worst case: every line a different warning (no two alike even without their numbers),
 # so no line is ever skipped as a repeat. Measured on at most 100 MB, for information.
 UNIQUE = ["[rank{r}]:[W1123 10:02:{t:02d}.{s:06d} 48213 torch/nn/modules/module.py:1501] UserWarning: parameter {h} of {w} is deprecated and will be removed\n"]
+
+# A run whose every logged step is nan (Trainer logs a loss of 0.0 then: its logging_nan_inf_filter), as its metrics
+# records and its progress bar print it, every line with other numbers.
+NAN_RECORDS = [
+    "{{'loss': 0.0, 'grad_norm': nan, 'learning_rate': {l:.4e}, 'epoch': {e}.{s:04d}}}\n",
+    "{s}%|###       | {s}/50000 [01:{t:02d}<13:48,  5.{e}5it/s, loss=nan, grad_norm=nan, lr={l:.2e}]\n",
+]
 
 
 def build(path: Path, size: int, templates: list[str], seed: int = 0) -> int:
@@ -135,14 +146,15 @@ def measure(name: str, log: Path, target: float) -> bool:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--size-mb", type=int, default=1024)
-    ap.add_argument("--only", choices=("ordinary", "all-warnings", "rank-words", "unique-warnings"), default=None)
+    ap.add_argument("--only", choices=("ordinary", "all-warnings", "rank-words", "unique-warnings", "nan-records"), default=None)
     ap.add_argument("--keep", action="store_true", help="keep the generated logs")
     args = ap.parse_args()
 
     tmp = Path(tempfile.mkdtemp(prefix="gpudoctor-bench-"))
     try:
         runs = [("ordinary", HEALTHY, 50.0, args.size_mb), ("all-warnings", WARNINGS, 20.0, args.size_mb),
-                ("rank-words", RANK_WORDS, 50.0, args.size_mb), ("unique-warnings", UNIQUE, 20.0, min(args.size_mb, 100))]
+                ("rank-words", RANK_WORDS, 50.0, args.size_mb), ("unique-warnings", UNIQUE, 20.0, min(args.size_mb, 100)),
+                ("nan-records", NAN_RECORDS, 20.0, min(args.size_mb, 100))]
         for name, templates, target, size_mb in runs:
             if args.only and name != args.only:
                 continue

@@ -80,3 +80,33 @@ def _stop_signal_handlers_restored():
     for sig, handler in saved.items():
         if handler is not None:
             signal.signal(sig, handler)
+
+
+CPU_LOG_ENV = "GPUDOCTOR_TEST_CPU"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    """GPUDOCTOR_TEST_CPU=FOLDER: each test's CPU time (this process's, and that of the processes it started and waited
+    for: CLI calls, ranks) written as a JSON line to FOLDER/cpu-WORKER.jsonl; `python tests/cpu_per_test.py FOLDER` sums
+    it. On CI's two cores the suite is CPU-bound (with -n 3 its wall time is about its CPU time over two), so what makes
+    it slow is CPU, not waiting; and CPU time, unlike wall time, is the same on a machine others load."""
+    folder = os.environ.get(CPU_LOG_ENV)
+    if not folder:
+        yield
+        return
+    import json
+    import resource
+    import time
+
+    def cpu() -> tuple[float, float]:
+        own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+        return own.ru_utime + own.ru_stime, children.ru_utime + children.ru_stime
+
+    (own, children), started = cpu(), time.monotonic()
+    yield
+    (own2, children2), wall = cpu(), time.monotonic() - started
+    line = {"test": item.nodeid, "wall": round(wall, 3), "own": round(own2 - own, 3), "children": round(children2 - children, 3)}
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+    with open(os.path.join(folder, f"cpu-{worker}.jsonl"), "a") as fh:
+        fh.write(json.dumps(line) + "\n")

@@ -221,7 +221,30 @@ def said_in_prose(text: str, start: int = 0, end: int = 0) -> bool:
     """The line is a person's sentence that negates, asks about or supposes an error it names (the name at text[start:end],
     what a pattern matched), and quotes none of the program's output: no evidence that the run hit that error (it is read as
     a line that speaks of one). The hedge is in the person's words around the name: not inside the name or a quote
-    ("srun: not found" is the error's own words); a supposition (SUPPOSED) in the clause before the name, whoever says it."""
+    ("srun: not found" is the error's own words); a supposition (SUPPOSED) in the clause before the name, whoever says it.
+    Its regexes name no digit (`prefilter.digit_blind`: tests/test_knowledge_shapes.py), so the answer is the same for the
+    text with its digits made 0: remembered by that shape, for a line a log repeats with other numbers (a metrics record
+    per step that a rule reads every time)."""
+    if len(text) > PROSE_SHAPE_LONGEST:
+        return _said_in_prose(text, start, end)
+    key = (text.translate(ZERO_DIGITS), start, end)
+    said = _PROSE_SAID.get(key)
+    if said is None:
+        if len(_PROSE_SAID) >= PROSE_SHAPES:
+            _PROSE_SAID.clear()
+        said = _PROSE_SAID[key] = _said_in_prose(text, start, end)
+    return said
+
+
+ZERO_DIGITS = str.maketrans("123456789", "000000000")
+PROSE_SHAPES = 4096  # answers remembered (then forgotten all at once)
+PROSE_SHAPE_LONGEST = 1024  # a longer text is not remembered (at most 4 MB held)
+_PROSE_SAID: dict[tuple[str, int, int], bool] = {}
+# the regexes `said_in_prose` reads a text with (each must name no digit: its answers are remembered by the text's shape)
+PROSE_REGEXES = ("OUTPUT_QUOTED", "SUPPOSED", "ASKED", "PROSE", "PERSON", "QUOTED", "HEDGED")
+
+
+def _said_in_prose(text: str, start: int, end: int) -> bool:
     if OUTPUT_QUOTED.search(text):
         return False
     if SUPPOSED.search(clause_before(text, start)):

@@ -56,6 +56,7 @@ from gpudoctor.knowledge.patterns.classes20b import environment_report, reportin
 from gpudoctor.knowledge.patterns.families6 import LOSS_NOT_FINITE
 from gpudoctor.knowledge.patterns.families7 import GRAD_NORM_NOT_FINITE
 from gpudoctor.knowledge.setting import Setting
+from gpudoctor.knowledge.shapes import ShapePatterns
 from gpudoctor.knowledge.patterns.network import CLIENT_RETRY
 from gpudoctor.knowledge.patterns.launcher import MPI_SIGNALS, mpi_exit, stop_signal, stop_words
 from gpudoctor.knowledge.progress import PROGRESS_AFTER, SCRIPT_STEP, WENT_ON_SHOWN, Progress, noted, own_end, set_up_step, warned
@@ -422,6 +423,7 @@ class Diagnosis:
         self.noise: dict[bytes, Seen] = {}  # raw lines, without digits, of harmless noise already sampled
         self.last: Seen  # the pattern seen last (set by record)
         self.known: dict[str, tuple[Pattern, ...]] = {}  # text -> the patterns it matched
+        self.shapes = ShapePatterns(self.patterns)  # a text's shape (digits made 0) -> the patterns it may match
         self.settled_at = -1  # self.hits when the signs were last turned into a Seen
 
     # -- input -------------------------------------------------------------
@@ -553,15 +555,17 @@ class Diagnosis:
         """The pattern that claims a message (the first in precedence order) and, when that is a
         consequence whose line quotes its cause ("watchdog ... exception: CUDA error: ..."),
         the cause's pattern too. Logs repeat their lines: what a text matched is remembered
-        (exactly); a text with no needle of any pattern costs one search (`GATE`)."""
+        (exactly); a text with no needle of any pattern costs one search (`GATE`), and one whose
+        shape was seen before is tried only against the patterns its shape may match (knowledge/shapes.py)."""
         known = self.known.get(text)
         if known is None:
-            known = self.first_matches(text)
-            if not known:
+            found = self.first_found(text)
+            if not found:
                 return []
             if len(self.known) > MEMO:
                 self.known.clear()
-            self.known[text] = known
+            self.known[text] = tuple(p for p, _ in found)
+            return found
         out = []
         for p in known:
             m = p.regex.search(text)
@@ -570,11 +574,17 @@ class Diagnosis:
         return out
 
     def first_matches(self, text: str) -> tuple[Pattern, ...]:
-        if self.gate.search(text) is None:
-            return ()  # no needle of any pattern: nothing to try
-        found: list[Pattern] = []
+        return tuple(p for p, _ in self.first_found(text))
+
+    def first_found(self, text: str) -> list[tuple[Pattern, re.Match]]:
+        candidates = self.shapes.of(text)
+        if candidates is None:
+            if self.gate.search(text) is None:
+                return []  # no needle of any pattern: nothing to try
+            candidates = self.patterns
+        found: list[tuple[Pattern, re.Match]] = []
         start = 0
-        for p in self.patterns:
+        for p in candidates:
             if found and (p.role != CAUSE or p.id in GENERIC_FINDINGS):
                 continue  # after a consequence: only a specific cause it quotes
             m = p.match(text)
@@ -582,11 +592,11 @@ class Diagnosis:
                 continue
             if found and m.start() <= start:
                 continue  # a wrapper around the consequence ("NCCL error in: ..., remote process exited"), not a cause it quotes
-            found.append(p)
+            found.append((p, m))
             start = m.start()
             if p.role != CONSEQUENCE or len(found) == 2:
                 break
-        return tuple(found)
+        return found
 
     def is_failure_line(self, raw: str) -> bool:
         """Whether a line that holds no trigger word (knowledge/prefilter.py) is still a failure's own line, as a
@@ -1978,7 +1988,8 @@ SAID_WORDS = {"gone": "it is gone since", "survived": "it did not stop the job",
 
 def needle_at(p: Pattern, text: str) -> int:
     """Where the words the pattern is keyed on start in the text (its first needle found)."""
-    return min((at for at in (text.find(n) for n in p.needles) if at >= 0), default=0)
+    found = [at for at in map(text.find, p.needles) if at >= 0]
+    return min(found) if found else 0
 
 
 def only_quoted(seen: Seen) -> bool:
